@@ -133,6 +133,19 @@ KeyRange key_range(const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_h
   return {begin, end};
 }
 
+/// The keys query row i (of q_len) sees of `keys`: j < keys; j ≤ i + keys − q_len when causal;
+/// j > i + keys − q_len − window when windowed. Empty (begin ≥ end) for a row that sees none.
+inline KeyRange key_bounds(const dsl::Expr<dsl::u32>& i, const dsl::Expr<dsl::u32>& q_len,
+                           const dsl::Expr<dsl::u32>& keys, const Masks& masks) {
+  using namespace iron::dsl;
+  auto reach = i + keys + 1u;  // one past row i's diagonal, plus q_len
+  auto end = select(masks.causal == 0u, keys,
+                    select(reach > q_len, min(keys, reach - q_len), Expr<u32>(0u)));
+  auto begin = select(masks.window > 0u && reach > q_len + masks.window,
+                      reach - q_len - masks.window, Expr<u32>(0u));
+  return {begin, end};
+}
+
 /// A step's scores s (keys p … p + N − 1 for the simdgroup's rows warp_row …) scaled by scale2
 /// (log2 units) and, where an edge cuts the tile's rows q0 … q_hi − 1, masked keys set to −inf.
 template <std::uint32_t R, std::uint32_t N>
@@ -149,11 +162,22 @@ void scale_and_mask(dsl::FragAcc<R, N>& s, const dsl::Expr<dsl::u32>& p,
     s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return x * scale2; });
   }
   IRON_ELSE {
-    s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
-      auto i = warp_row + r;
-      auto j = p + c;
-      auto seen = j < keys && (masks.causal == 0u || j + q_len <= i + keys) &&
-                  (masks.window == 0u || i + keys < j + masks.window + q_len);
+    // Row i sees keys [lo_i, hi_i) (see key_bounds): each row's bounds relative to p, clamped to
+    // [0, N], are computed once a row and kept in row vectors (their bits: fragments hold f32),
+    // so that an element only compares its column with its row's two.
+    FragAcc<R, 8> lo;
+    FragAcc<R, 8> hi;
+    const auto relative = [&](const Expr<u32>& bound) {
+      return bitcast<f32>(select(bound > p, min(bound - p, Expr<u32>(N)), Expr<u32>(0u)));
+    };
+    lo.map([&](const Expr<f32>&, const Expr<u32>& r, const Expr<u32>&) {
+      return relative(key_bounds(warp_row + r, q_len, keys, masks).begin);
+    });
+    hi.map([&](const Expr<f32>&, const Expr<u32>& r, const Expr<u32>&) {
+      return relative(key_bounds(warp_row + r, q_len, keys, masks).end);
+    });
+    s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>& c, std::uint32_t e) {
+      auto seen = c >= bitcast<u32>(s.row_value(lo, e)) && c < bitcast<u32>(s.row_value(hi, e));
       return select(seen, x * scale2, Expr<f32>(-infinity));
     });
   }
@@ -181,15 +205,19 @@ struct RowState {
   void step(dsl::FragAcc<R, N>& s, dsl::FragAcc<R, 8>& alpha) {
     using namespace iron::dsl;
     const auto m_step = s.row_max();
+    // Each row's shift, once a row: the new maximum, 0 while the row has seen no key.
+    FragAcc<R, 8> shift;
+    shift.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      return shift_of(max(m.get(e), m_step.get(e)));
+    });
     alpha.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-      auto m_old = m.get(e);
-      return exp2_approx(m_old - shift_of(max(m_old, m_step.get(e))));
+      return exp2_approx(m.get(e) - shift.get(e));
     });
     m.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
       return max(x, m_step.get(e));
     });
     s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-      return exp2_approx(x - shift_of(s.row_value(m, e)));
+      return exp2_approx(x - s.row_value(shift, e));
     });
     const auto l_step = s.row_sum();
     l.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {

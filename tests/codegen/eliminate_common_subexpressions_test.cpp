@@ -357,5 +357,72 @@ TEST(PassEliminateCommonSubexpressions, FragmentRowValuesMergeBySlotAndNotAcross
   expect_pass(eliminate_common_subexpressions, kBefore, 12, kAfter, 12);
 }
 
+TEST(PassEliminateCommonSubexpressions, FragmentReadsMergeAcrossWritesToOtherMemory) {
+  // A fragment is one lane's registers: writes to another fragment, to shared or tensor memory
+  // leave it as it was, so slot 0 of %1 is read once; frag.rowvalue reads only its row vector
+  // (%2), so writing %1 does not stop its second read merging; frag.set of %1 does stop %1's.
+  constexpr std::string_view kBefore = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 8 : f32
+  %2 = frag %0, acc, 16, 8 : f32
+  %3 = const 0 : u32
+  %4 = const 8 : u32
+  frag.load x[%3], %1, %4, row : f32
+  frag.rowreduce %2, %1, max : f32
+  %5 = frag.get %1, 0 : f32
+  frag.set %2, %5, 1 : f32
+  %6 = frag.rowvalue %1, %2, 0 : f32
+  store out[%3], %5 : f32
+  %7 = frag.get %1, 0 : f32
+  frag.set %1, %6, 0 : f32
+  %8 = frag.rowvalue %1, %2, 0 : f32
+  %9 = frag.get %1, 0 : f32
+  %10 = add %7, %8 : f32
+  %11 = add %10, %9 : f32
+  store out[%4], %11 : f32
+)";
+  constexpr std::string_view kAfter = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 8 : f32
+  %2 = frag %0, acc, 16, 8 : f32
+  %3 = const 0 : u32
+  %4 = const 8 : u32
+  frag.load x[%3], %1, %4, row : f32
+  frag.rowreduce %2, %1, max : f32
+  %5 = frag.get %1, 0 : f32
+  frag.set %2, %5, 1 : f32
+  %6 = frag.rowvalue %1, %2, 0 : f32
+  store out[%3], %5 : f32
+  frag.set %1, %6, 0 : f32
+  %9 = frag.get %1, 0 : f32
+  %10 = add %5, %6 : f32
+  %11 = add %10, %9 : f32
+  store out[%4], %11 : f32
+)";
+  expect_pass(eliminate_common_subexpressions, kBefore, 12, kAfter, 12);
+}
+
+TEST(PassEliminateCommonSubexpressions, AFragmentWrittenInALoopIsReadAnewInAndAfterIt) {
+  // The loop writes %1: a read inside it sees an earlier iteration's write and a read after it
+  // the last one, so neither merges with the read before the loop.
+  constexpr std::string_view kBefore = R"(
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 8 : f32
+  %2 = const 0 : u32
+  %3 = const 1 : u32
+  %4 = constexpr n : u32
+  %5 = frag.get %1, 0 : f32
+  for %6 = %2 to %4 step %3 : u32 {
+    %7 = frag.get %1, 0 : f32
+    %8 = add %7, %5 : f32
+    frag.set %1, %8, 0 : f32
+  }
+  %9 = frag.get %1, 0 : f32
+  %10 = add %5, %9 : f32
+  store out[%2], %10 : f32
+)";
+  expect_unchanged(eliminate_common_subexpressions, kBefore, 11);
+}
+
 }  // namespace
 }  // namespace iron::pass_test

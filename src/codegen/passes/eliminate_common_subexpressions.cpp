@@ -1,9 +1,14 @@
 /// Common-subexpression elimination over the block tree: an op structurally equal to one already
 /// computed in the same or an enclosing block reuses its value. Memory reads carry a generation
-/// that every possible write (and, for var.load, every branch or loop) advances.
+/// that every possible write (and, for var.load, every branch or loop) advances. A fragment's
+/// elements are one lane's registers, which only ops naming the fragment write: reads of a
+/// fragment (frag.get, frag.rowvalue) carry that fragment's own generation, so a row's value read
+/// once a slot in a `map` is read once, whatever else the map writes.
 #include "iron/codegen/passes/eliminate_common_subexpressions.hpp"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +59,12 @@ bool block_writes_memory(const ir::Block& b) {
 /// is where the pass's scoping lives.
 class Eliminator {
  public:
+  explicit Eliminator(const ir::Kernel& kernel) {
+    ir::walk(kernel.body, [&](const ir::Op& op) {
+      if (op.kind == OpKind::FragDecl) fragments_.emplace(op.result, 0);
+    });
+  }
+
   void block(ir::Block& b) {
     std::vector<std::map<Key, ir::ValueId>::iterator> scope;  // what this block made available
     std::size_t kept = 0;  // the ops that stay are compacted to the front, in order
@@ -62,7 +73,10 @@ class Eliminator {
       for (ir::ValueId& a : op.args) {
         if (const auto it = replaced_.find(a); it != replaced_.end()) a = it->second;
       }
-      if (writes_memory(op)) ++memory_generation_;
+      if (writes_memory(op)) {
+        ++memory_generation_;
+        written_fragments(op);
+      }
       if (op.kind == OpKind::VarStore) ++var_generation_;
       if (!op.blocks.empty()) {
         nested(op);
@@ -82,10 +96,32 @@ class Eliminator {
   }
 
  private:
+  /// Every fragment `op` names may have changed: a new generation for each.
+  void written_fragments(const ir::Op& op) {
+    for (const ir::ValueId a : op.args) {
+      if (const auto it = fragments_.find(a); it != fragments_.end()) it->second = ++counter_;
+    }
+  }
+
+  /// The fragment whose elements `op` reads, where it reads one the kernel declares: frag.get's
+  /// fragment, frag.rowvalue's row vector (its first operand gives only the slots' rows).
+  std::optional<ir::ValueId> read_fragment(const ir::Op& op) const {
+    std::optional<ir::ValueId> read;
+    if (op.kind == OpKind::FragGet) read = op.args.at(0);
+    if (op.kind == OpKind::FragRowValue) read = op.args.at(1);
+    if (read && !fragments_.contains(*read)) return std::nullopt;
+    return read;
+  }
+
   void nested(ir::Op& op) {
     ++var_generation_;
     // A later iteration reads what an earlier one wrote: nothing read before the loop survives.
-    if (op.kind == OpKind::For && block_writes_memory(ir::ForOp(op).body())) ++memory_generation_;
+    if (op.kind == OpKind::For && block_writes_memory(ir::ForOp(op).body())) {
+      ++memory_generation_;
+      ir::walk(ir::ForOp(op).body(), [&](const ir::Op& inner) {
+        if (writes_memory(inner)) written_fragments(inner);
+      });
+    }
     for (ir::Block& b : op.blocks) {
       block(b);
       ++var_generation_;
@@ -109,6 +145,8 @@ class Eliminator {
     k.shared = op.shared;
     if (op.kind == OpKind::VarLoad) {
       k.generation = var_generation_;
+    } else if (const auto read = read_fragment(op)) {
+      k.generation = fragments_.at(*read);
     } else if (reads_memory(op)) {
       k.generation = memory_generation_;
     }
@@ -119,12 +157,14 @@ class Eliminator {
   std::unordered_map<ir::ValueId, ir::ValueId> replaced_;
   std::uint64_t memory_generation_ = 0;
   std::uint64_t var_generation_ = 0;
+  std::unordered_map<ir::ValueId, std::uint64_t> fragments_;  ///< each fragment's generation
+  std::uint64_t counter_ = 0;  ///< the last fragment generation handed out
 };
 
 }  // namespace
 
 void eliminate_common_subexpressions(ir::Kernel& kernel, const TargetProfile& /*target*/) {
-  Eliminator().block(kernel.body);
+  Eliminator(kernel).block(kernel.body);
   ir::remove_empty_control_flow(kernel);
 }
 

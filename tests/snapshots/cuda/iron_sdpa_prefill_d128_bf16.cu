@@ -555,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
     const bool v322 = v319 && v321;
     const unsigned int v323 = v322 ? v317 : v47;
     const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v327, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v329;
     iron_frag_fill(v329, 0.0f);
@@ -563,3798 +563,3330 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
     iron_frag_fill(v331, 0.0f);
     iron_frag<float, 2, 16, 64> v333;
     iron_frag_fill(v333, 0.0f);
-    const bool v9714 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v9714) {
-      const unsigned int v9718 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9719 = v9718 < v37;
-      const unsigned int v9720 = v9719 ? v9718 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9721 = v31 + v9720;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9722 = v9721 * v2;
-      const unsigned int v9723 = v9722 + v28;
-      const unsigned int v9724 = v9723 << 7u;
-      const unsigned int v9725 = v9724 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v9725, v9719);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9729 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9730 = v9729 < v37;
-      const unsigned int v9731 = v9730 ? v9729 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9732 = v31 + v9731;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9733 = v9732 * v2;
-      const unsigned int v9734 = v9733 + v28;
-      const unsigned int v9735 = v9734 << 7u;
-      const unsigned int v9736 = v9735 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v9736, v9730);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9740 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9741 = v9740 < v37;
-      const unsigned int v9742 = v9741 ? v9740 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9743 = v31 + v9742;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9744 = v9743 * v2;
-      const unsigned int v9745 = v9744 + v28;
-      const unsigned int v9746 = v9745 << 7u;
-      const unsigned int v9747 = v9746 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v9747, v9741);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9751 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9752 = v9751 < v37;
-      const unsigned int v9753 = v9752 ? v9751 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9754 = v31 + v9753;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9755 = v9754 * v2;
-      const unsigned int v9756 = v9755 + v28;
-      const unsigned int v9757 = v9756 << 7u;
-      const unsigned int v9758 = v9757 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v9758, v9752);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9762 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9763 = v9762 < v37;
-      const unsigned int v9764 = v9763 ? v9762 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9765 = v31 + v9764;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9766 = v9765 * v2;
-      const unsigned int v9767 = v9766 + v28;
-      const unsigned int v9768 = v9767 << 7u;
-      const unsigned int v9769 = v9768 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v9769, v9763);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9773 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9774 = v9773 < v37;
-      const unsigned int v9775 = v9774 ? v9773 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9776 = v31 + v9775;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9777 = v9776 * v2;
-      const unsigned int v9778 = v9777 + v28;
-      const unsigned int v9779 = v9778 << 7u;
-      const unsigned int v9780 = v9779 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v9780, v9774);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9784 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9785 = v9784 < v37;
-      const unsigned int v9786 = v9785 ? v9784 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9787 = v31 + v9786;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9788 = v9787 * v2;
-      const unsigned int v9789 = v9788 + v28;
-      const unsigned int v9790 = v9789 << 7u;
-      const unsigned int v9791 = v9790 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v9791, v9785);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9795 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9796 = v9795 < v37;
-      const unsigned int v9797 = v9796 ? v9795 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9798 = v31 + v9797;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9799 = v9798 * v2;
-      const unsigned int v9800 = v9799 + v28;
-      const unsigned int v9801 = v9800 << 7u;
-      const unsigned int v9802 = v9801 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v9802, v9796);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v9725, v9719);
-      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v9736, v9730);
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v9747, v9741);
-      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v9758, v9752);
-      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v9769, v9763);
-      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v9780, v9774);
-      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v9791, v9785);
-      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9802, v9796);
+    const bool v8342 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v8342) {
+      const unsigned int v8346 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8347 = v8346 < v37;
+      const unsigned int v8348 = v8347 ? v8346 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8349 = v31 + v8348;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8350 = v8349 * v2;
+      const unsigned int v8351 = v8350 + v28;
+      const unsigned int v8352 = v8351 << 7u;
+      const unsigned int v8353 = v8352 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v8353, v8347);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8357 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8358 = v8357 < v37;
+      const unsigned int v8359 = v8358 ? v8357 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8360 = v31 + v8359;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8361 = v8360 * v2;
+      const unsigned int v8362 = v8361 + v28;
+      const unsigned int v8363 = v8362 << 7u;
+      const unsigned int v8364 = v8363 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v8364, v8358);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8368 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8369 = v8368 < v37;
+      const unsigned int v8370 = v8369 ? v8368 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8371 = v31 + v8370;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8372 = v8371 * v2;
+      const unsigned int v8373 = v8372 + v28;
+      const unsigned int v8374 = v8373 << 7u;
+      const unsigned int v8375 = v8374 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8375, v8369);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8379 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8380 = v8379 < v37;
+      const unsigned int v8381 = v8380 ? v8379 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8382 = v31 + v8381;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8383 = v8382 * v2;
+      const unsigned int v8384 = v8383 + v28;
+      const unsigned int v8385 = v8384 << 7u;
+      const unsigned int v8386 = v8385 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v8386, v8380);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8390 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8391 = v8390 < v37;
+      const unsigned int v8392 = v8391 ? v8390 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8393 = v31 + v8392;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8394 = v8393 * v2;
+      const unsigned int v8395 = v8394 + v28;
+      const unsigned int v8396 = v8395 << 7u;
+      const unsigned int v8397 = v8396 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v8397, v8391);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8401 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8402 = v8401 < v37;
+      const unsigned int v8403 = v8402 ? v8401 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8404 = v31 + v8403;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8405 = v8404 * v2;
+      const unsigned int v8406 = v8405 + v28;
+      const unsigned int v8407 = v8406 << 7u;
+      const unsigned int v8408 = v8407 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v8408, v8402);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8412 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8413 = v8412 < v37;
+      const unsigned int v8414 = v8413 ? v8412 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8415 = v31 + v8414;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8416 = v8415 * v2;
+      const unsigned int v8417 = v8416 + v28;
+      const unsigned int v8418 = v8417 << 7u;
+      const unsigned int v8419 = v8418 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v8419, v8413);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8423 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8424 = v8423 < v37;
+      const unsigned int v8425 = v8424 ? v8423 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8426 = v31 + v8425;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8427 = v8426 * v2;
+      const unsigned int v8428 = v8427 + v28;
+      const unsigned int v8429 = v8428 << 7u;
+      const unsigned int v8430 = v8429 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v8430, v8424);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v8353, v8347);
+      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v8364, v8358);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8375, v8369);
+      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v8386, v8380);
+      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v8397, v8391);
+      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v8408, v8402);
+      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v8419, v8413);
+      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v8430, v8424);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6017 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v6018 = v6017 << 6u;
-    const unsigned int v8976 = v41 & 3u;
-    const unsigned int v8978 = v8976 << 4u;
-    const unsigned int v8980 = v8978 << 6u;
-    const unsigned int v8982 = v6018 + v8980;
-    const unsigned int v8993 = v8982 + 16u;
-    const unsigned int v9002 = v8982 + 32u;
-    const unsigned int v9011 = v8982 + 48u;
-    const unsigned int v6032 = 8192u + v6018;
-    const unsigned int v9027 = v6032 + v8980;
-    const unsigned int v9038 = v9027 + 16u;
-    const unsigned int v9047 = v9027 + 32u;
-    const unsigned int v9056 = v9027 + 48u;
-    const bool v6048 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v8589 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v8590 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8594 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8595 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8599 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8600 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8604 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8605 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8609 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8610 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8614 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8615 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8619 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8620 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8624 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8625 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8629 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8630 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8634 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8635 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8639 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8640 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8644 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8645 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8649 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8650 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8654 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8655 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8659 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8660 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8664 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8665 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8669 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8670 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8674 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8675 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8679 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8680 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8684 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8685 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8689 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8690 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8694 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8695 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8699 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8700 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8704 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8705 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8709 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8710 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8714 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8715 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8719 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8720 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8724 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8725 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8729 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8730 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8734 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8735 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8739 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8740 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8744 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8745 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8749 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8750 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8754 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8755 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8759 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8760 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8764 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8765 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8769 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8770 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8774 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8775 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8779 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8780 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8784 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8785 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8789 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8790 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8794 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8795 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8799 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8800 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8804 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8805 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8809 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8810 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8814 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8815 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8819 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8820 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8824 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8825 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8829 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8830 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8834 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8835 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8839 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8840 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8844 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8845 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8849 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8850 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8854 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8855 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8859 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8860 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8864 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8865 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8869 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8870 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8874 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8875 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8879 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8880 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8884 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8885 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8889 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8890 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8894 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8895 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8899 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8900 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8904 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8905 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8917 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
-    const unsigned int v8930 = v6017 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
-    const unsigned int v9070 = v8978 << 7u;
-    const unsigned int v9072 = v8930 + v9070;
-    const unsigned int v9085 = v9072 + 16u;
-    const unsigned int v9096 = v9072 + 32u;
-    const unsigned int v9107 = v9072 + 48u;
-    const unsigned int v8945 = v8930 + 64u;
-    const unsigned int v9125 = v8945 + v9070;
-    const unsigned int v9138 = v9125 + 16u;
-    const unsigned int v9149 = v9125 + 32u;
-    const unsigned int v9160 = v9125 + 48u;
+    const unsigned int v5331 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v5332 = v5331 << 6u;
+    const unsigned int v7604 = v41 & 3u;
+    const unsigned int v7606 = v7604 << 4u;
+    const unsigned int v7608 = v7606 << 6u;
+    const unsigned int v7610 = v5332 + v7608;
+    const unsigned int v7621 = v7610 + 16u;
+    const unsigned int v7630 = v7610 + 32u;
+    const unsigned int v7639 = v7610 + 48u;
+    const unsigned int v5346 = 8192u + v5332;
+    const unsigned int v7655 = v5346 + v7608;
+    const unsigned int v7666 = v7655 + 16u;
+    const unsigned int v7675 = v7655 + 32u;
+    const unsigned int v7684 = v7655 + 48u;
+    const bool v5362 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v7217 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v7218 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7222 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7223 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7227 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7228 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7232 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7233 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7237 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7238 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7242 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7243 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7247 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7248 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7252 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7253 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7257 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7258 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7262 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7263 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7267 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7268 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7272 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7273 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7277 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7278 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7282 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7283 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7287 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7288 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7292 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7293 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7297 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7298 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7302 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7303 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7307 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7308 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7312 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7313 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7317 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7318 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7322 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7323 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7327 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7328 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7332 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7333 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7337 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7338 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7342 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7343 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7347 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7348 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7352 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7353 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7357 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7358 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7362 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7363 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7367 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7368 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7372 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7373 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7377 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7378 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7382 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7383 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7387 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7388 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7392 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7393 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7397 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7398 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7402 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7403 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7407 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7408 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7412 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7413 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7417 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7418 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7422 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7423 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7427 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7428 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7432 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7433 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7437 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7438 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7442 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7443 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7447 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7448 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7452 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7453 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7457 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7458 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7462 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7463 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7467 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7468 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7472 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7473 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7477 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7478 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7482 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7483 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7487 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7488 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7492 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7493 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7497 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7498 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7502 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7503 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7507 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7508 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7512 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7513 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7517 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7518 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7522 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7523 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7527 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7528 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7532 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7533 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7545 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v7558 = v5331 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v7698 = v7606 << 7u;
+    const unsigned int v7700 = v7558 + v7698;
+    const unsigned int v7713 = v7700 + 16u;
+    const unsigned int v7724 = v7700 + 32u;
+    const unsigned int v7735 = v7700 + 48u;
+    const unsigned int v7573 = v7558 + 64u;
+    const unsigned int v7753 = v7573 + v7698;
+    const unsigned int v7766 = v7753 + 16u;
+    const unsigned int v7777 = v7753 + 32u;
+    const unsigned int v7788 = v7753 + 48u;
 
-    for (unsigned int v5495 = v323; v5495 < v307; v5495 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5496 = v5495 - v323;
-      const unsigned int v5497 = v5496 >> 7u;
-      const unsigned int v5499 = v5497 & 1u;
+    for (unsigned int v4809 = v323; v4809 < v307; v4809 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v4810 = v4809 - v323;
+      const unsigned int v4811 = v4810 >> 7u;
+      const unsigned int v4813 = v4811 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5502 = v5495 + 128u;
-      const unsigned int v5504 = v5497 + 1u;
-      const unsigned int v5505 = v5504 & 1u;
-      const bool v5506 = v5502 < v307;
-      if (v5506) {
-        const unsigned int v5508 = v5505 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v5518 = v5502 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5519 = v5518 < v37;
-        const unsigned int v5522 = v5519 ? v5518 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5524 = v31 + v5522;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5525 = v5524 * v2;
-        const unsigned int v5526 = v5525 + v28;
-        const unsigned int v5527 = v5526 << 7u;
-        const unsigned int v5528 = v5527 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5537 = v5508 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5538 = v5537 + v71;
-        const unsigned int v5539 = v5538 + v69;
-        iron_copy_async<16>(shm1 + (v5539 ^ (((v5539 >> 6u) & 7u) << 3u)), k + v5528, v5519);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5549 = v5502 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5550 = v5549 < v37;
-        const unsigned int v5553 = v5550 ? v5549 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5555 = v31 + v5553;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5556 = v5555 * v2;
-        const unsigned int v5557 = v5556 + v28;
-        const unsigned int v5558 = v5557 << 7u;
-        const unsigned int v5559 = v5558 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5568 = v5508 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5569 = v5568 + v102;
-        const unsigned int v5570 = v5569 + v100;
-        iron_copy_async<16>(shm1 + (v5570 ^ (((v5570 >> 6u) & 7u) << 3u)), k + v5559, v5550);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5580 = v5502 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5581 = v5580 < v37;
-        const unsigned int v5584 = v5581 ? v5580 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5586 = v31 + v5584;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5587 = v5586 * v2;
-        const unsigned int v5588 = v5587 + v28;
-        const unsigned int v5589 = v5588 << 7u;
-        const unsigned int v5590 = v5589 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5599 = v5508 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5600 = v5599 + v133;
-        const unsigned int v5601 = v5600 + v131;
-        iron_copy_async<16>(shm1 + (v5601 ^ (((v5601 >> 6u) & 7u) << 3u)), k + v5590, v5581);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5611 = v5502 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5612 = v5611 < v37;
-        const unsigned int v5615 = v5612 ? v5611 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5617 = v31 + v5615;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5618 = v5617 * v2;
-        const unsigned int v5619 = v5618 + v28;
-        const unsigned int v5620 = v5619 << 7u;
-        const unsigned int v5621 = v5620 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5630 = v5508 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5631 = v5630 + v164;
-        const unsigned int v5632 = v5631 + v162;
-        iron_copy_async<16>(shm1 + (v5632 ^ (((v5632 >> 6u) & 7u) << 3u)), k + v5621, v5612);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5642 = v5502 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5643 = v5642 < v37;
-        const unsigned int v5646 = v5643 ? v5642 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5648 = v31 + v5646;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5649 = v5648 * v2;
-        const unsigned int v5650 = v5649 + v28;
-        const unsigned int v5651 = v5650 << 7u;
-        const unsigned int v5652 = v5651 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5661 = v5508 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5662 = v5661 + v195;
-        const unsigned int v5663 = v5662 + v193;
-        iron_copy_async<16>(shm1 + (v5663 ^ (((v5663 >> 6u) & 7u) << 3u)), k + v5652, v5643);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5673 = v5502 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5674 = v5673 < v37;
-        const unsigned int v5677 = v5674 ? v5673 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5679 = v31 + v5677;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5680 = v5679 * v2;
-        const unsigned int v5681 = v5680 + v28;
-        const unsigned int v5682 = v5681 << 7u;
-        const unsigned int v5683 = v5682 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5692 = v5508 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5693 = v5692 + v226;
-        const unsigned int v5694 = v5693 + v224;
-        iron_copy_async<16>(shm1 + (v5694 ^ (((v5694 >> 6u) & 7u) << 3u)), k + v5683, v5674);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5704 = v5502 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5705 = v5704 < v37;
-        const unsigned int v5708 = v5705 ? v5704 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5710 = v31 + v5708;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5711 = v5710 * v2;
-        const unsigned int v5712 = v5711 + v28;
-        const unsigned int v5713 = v5712 << 7u;
-        const unsigned int v5714 = v5713 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5723 = v5508 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5724 = v5723 + v257;
-        const unsigned int v5725 = v5724 + v255;
-        iron_copy_async<16>(shm1 + (v5725 ^ (((v5725 >> 6u) & 7u) << 3u)), k + v5714, v5705);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5735 = v5502 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5736 = v5735 < v37;
-        const unsigned int v5739 = v5736 ? v5735 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5741 = v31 + v5739;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5742 = v5741 * v2;
-        const unsigned int v5743 = v5742 + v28;
-        const unsigned int v5744 = v5743 << 7u;
-        const unsigned int v5745 = v5744 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5754 = v5508 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5755 = v5754 + v288;
-        const unsigned int v5756 = v5755 + v286;
-        iron_copy_async<16>(shm1 + (v5756 ^ (((v5756 >> 6u) & 7u) << 3u)), k + v5745, v5736);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v5539 ^ (((v5539 >> 6u) & 7u) << 3u)), v + v5528, v5519);
-        iron_copy_async<16>(shm2 + (v5570 ^ (((v5570 >> 6u) & 7u) << 3u)), v + v5559, v5550);
-        iron_copy_async<16>(shm2 + (v5601 ^ (((v5601 >> 6u) & 7u) << 3u)), v + v5590, v5581);
-        iron_copy_async<16>(shm2 + (v5632 ^ (((v5632 >> 6u) & 7u) << 3u)), v + v5621, v5612);
-        iron_copy_async<16>(shm2 + (v5663 ^ (((v5663 >> 6u) & 7u) << 3u)), v + v5652, v5643);
-        iron_copy_async<16>(shm2 + (v5694 ^ (((v5694 >> 6u) & 7u) << 3u)), v + v5683, v5674);
-        iron_copy_async<16>(shm2 + (v5725 ^ (((v5725 >> 6u) & 7u) << 3u)), v + v5714, v5705);
-        iron_copy_async<16>(shm2 + (v5756 ^ (((v5756 >> 6u) & 7u) << 3u)), v + v5745, v5736);
+      const unsigned int v4816 = v4809 + 128u;
+      const unsigned int v4818 = v4811 + 1u;
+      const unsigned int v4819 = v4818 & 1u;
+      const bool v4820 = v4816 < v307;
+      if (v4820) {
+        const unsigned int v4822 = v4819 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v4832 = v4816 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4833 = v4832 < v37;
+        const unsigned int v4836 = v4833 ? v4832 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4838 = v31 + v4836;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4839 = v4838 * v2;
+        const unsigned int v4840 = v4839 + v28;
+        const unsigned int v4841 = v4840 << 7u;
+        const unsigned int v4842 = v4841 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4851 = v4822 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4852 = v4851 + v71;
+        const unsigned int v4853 = v4852 + v69;
+        iron_copy_async<16>(shm1 + (v4853 ^ (((v4853 >> 6u) & 7u) << 3u)), k + v4842, v4833);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4863 = v4816 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4864 = v4863 < v37;
+        const unsigned int v4867 = v4864 ? v4863 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4869 = v31 + v4867;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4870 = v4869 * v2;
+        const unsigned int v4871 = v4870 + v28;
+        const unsigned int v4872 = v4871 << 7u;
+        const unsigned int v4873 = v4872 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4882 = v4822 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4883 = v4882 + v102;
+        const unsigned int v4884 = v4883 + v100;
+        iron_copy_async<16>(shm1 + (v4884 ^ (((v4884 >> 6u) & 7u) << 3u)), k + v4873, v4864);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4894 = v4816 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4895 = v4894 < v37;
+        const unsigned int v4898 = v4895 ? v4894 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4900 = v31 + v4898;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4901 = v4900 * v2;
+        const unsigned int v4902 = v4901 + v28;
+        const unsigned int v4903 = v4902 << 7u;
+        const unsigned int v4904 = v4903 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4913 = v4822 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4914 = v4913 + v133;
+        const unsigned int v4915 = v4914 + v131;
+        iron_copy_async<16>(shm1 + (v4915 ^ (((v4915 >> 6u) & 7u) << 3u)), k + v4904, v4895);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4925 = v4816 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4926 = v4925 < v37;
+        const unsigned int v4929 = v4926 ? v4925 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4931 = v31 + v4929;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4932 = v4931 * v2;
+        const unsigned int v4933 = v4932 + v28;
+        const unsigned int v4934 = v4933 << 7u;
+        const unsigned int v4935 = v4934 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4944 = v4822 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4945 = v4944 + v164;
+        const unsigned int v4946 = v4945 + v162;
+        iron_copy_async<16>(shm1 + (v4946 ^ (((v4946 >> 6u) & 7u) << 3u)), k + v4935, v4926);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4956 = v4816 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4957 = v4956 < v37;
+        const unsigned int v4960 = v4957 ? v4956 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4962 = v31 + v4960;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4963 = v4962 * v2;
+        const unsigned int v4964 = v4963 + v28;
+        const unsigned int v4965 = v4964 << 7u;
+        const unsigned int v4966 = v4965 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4975 = v4822 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4976 = v4975 + v195;
+        const unsigned int v4977 = v4976 + v193;
+        iron_copy_async<16>(shm1 + (v4977 ^ (((v4977 >> 6u) & 7u) << 3u)), k + v4966, v4957);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4987 = v4816 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4988 = v4987 < v37;
+        const unsigned int v4991 = v4988 ? v4987 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4993 = v31 + v4991;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4994 = v4993 * v2;
+        const unsigned int v4995 = v4994 + v28;
+        const unsigned int v4996 = v4995 << 7u;
+        const unsigned int v4997 = v4996 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5006 = v4822 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5007 = v5006 + v226;
+        const unsigned int v5008 = v5007 + v224;
+        iron_copy_async<16>(shm1 + (v5008 ^ (((v5008 >> 6u) & 7u) << 3u)), k + v4997, v4988);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5018 = v4816 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5019 = v5018 < v37;
+        const unsigned int v5022 = v5019 ? v5018 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5024 = v31 + v5022;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5025 = v5024 * v2;
+        const unsigned int v5026 = v5025 + v28;
+        const unsigned int v5027 = v5026 << 7u;
+        const unsigned int v5028 = v5027 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5037 = v4822 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5038 = v5037 + v257;
+        const unsigned int v5039 = v5038 + v255;
+        iron_copy_async<16>(shm1 + (v5039 ^ (((v5039 >> 6u) & 7u) << 3u)), k + v5028, v5019);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5049 = v4816 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5050 = v5049 < v37;
+        const unsigned int v5053 = v5050 ? v5049 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5055 = v31 + v5053;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5056 = v5055 * v2;
+        const unsigned int v5057 = v5056 + v28;
+        const unsigned int v5058 = v5057 << 7u;
+        const unsigned int v5059 = v5058 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5068 = v4822 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5069 = v5068 + v288;
+        const unsigned int v5070 = v5069 + v286;
+        iron_copy_async<16>(shm1 + (v5070 ^ (((v5070 >> 6u) & 7u) << 3u)), k + v5059, v5050);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v4853 ^ (((v4853 >> 6u) & 7u) << 3u)), v + v4842, v4833);
+        iron_copy_async<16>(shm2 + (v4884 ^ (((v4884 >> 6u) & 7u) << 3u)), v + v4873, v4864);
+        iron_copy_async<16>(shm2 + (v4915 ^ (((v4915 >> 6u) & 7u) << 3u)), v + v4904, v4895);
+        iron_copy_async<16>(shm2 + (v4946 ^ (((v4946 >> 6u) & 7u) << 3u)), v + v4935, v4926);
+        iron_copy_async<16>(shm2 + (v4977 ^ (((v4977 >> 6u) & 7u) << 3u)), v + v4966, v4957);
+        iron_copy_async<16>(shm2 + (v5008 ^ (((v5008 >> 6u) & 7u) << 3u)), v + v4997, v4988);
+        iron_copy_async<16>(shm2 + (v5039 ^ (((v5039 >> 6u) & 7u) << 3u)), v + v5028, v5019);
+        iron_copy_async<16>(shm2 + (v5070 ^ (((v5070 >> 6u) & 7u) << 3u)), v + v5059, v5050);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v6008;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v6008, 0.0f);
-      const unsigned int v6012 = v5499 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8989;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8989, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8989, shm0, v8982, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8991;
-      iron_frag_fill(v8991, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8991, shm1, v6012, 64u);
-      iron_frag_mma_sync(v6008, v8989, v8991);
-      const unsigned int v8996 = v6012 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8998;
-      iron_frag_fill(v8998, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8998, shm0, v8993, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9000;
-      iron_frag_fill(v9000, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9000, shm1, v8996, 64u);
-      iron_frag_mma_sync(v6008, v8998, v9000);
-      const unsigned int v9005 = v6012 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9007;
-      iron_frag_fill(v9007, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9007, shm0, v9002, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9009;
-      iron_frag_fill(v9009, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9009, shm1, v9005, 64u);
-      iron_frag_mma_sync(v6008, v9007, v9009);
-      const unsigned int v9014 = v6012 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9016;
-      iron_frag_fill(v9016, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9016, shm0, v9011, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9018;
-      iron_frag_fill(v9018, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9018, shm1, v9014, 64u);
-      iron_frag_mma_sync(v6008, v9016, v9018);
-      const unsigned int v6025 = v6012 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v9034;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v9034, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9034, shm0, v9027, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9036;
-      iron_frag_fill(v9036, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9036, shm1, v6025, 64u);
-      iron_frag_mma_sync(v6008, v9034, v9036);
-      const unsigned int v9041 = v6025 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9043;
-      iron_frag_fill(v9043, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9043, shm0, v9038, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9045;
-      iron_frag_fill(v9045, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9045, shm1, v9041, 64u);
-      iron_frag_mma_sync(v6008, v9043, v9045);
-      const unsigned int v9050 = v6025 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9052;
-      iron_frag_fill(v9052, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9052, shm0, v9047, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9054;
-      iron_frag_fill(v9054, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9054, shm1, v9050, 64u);
-      iron_frag_mma_sync(v6008, v9052, v9054);
-      const unsigned int v9059 = v6025 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9061;
-      iron_frag_fill(v9061, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9061, shm0, v9056, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9063;
-      iron_frag_fill(v9063, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9063, shm1, v9059, 64u);
-      iron_frag_mma_sync(v6008, v9061, v9063);
-      const bool v6035 = v5502 <= v37;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6043 = v5502 + v18;
-      const bool v6044 = v6043 <= v310;
-      const bool v6045 = v306 || v6044;
-      const bool v6046 = v6035 && v6045;
-      const unsigned int v6049 = v5495 + v7;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v6050 = v6049 + v18;
-      const bool v6052 = v299 <= v6050;
-      const bool v6053 = v6048 || v6052;
-      const bool v6054 = v6046 && v6053;  // kernels/sdpa/flash_tile.hpp:146
-      if (v6054) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v6057 = v6008.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v6058 = v6057 * v325;
-        v6008.x[0] = v6058;
-        const float v6061 = v6008.x[1];
-        const float v6062 = v6061 * v325;
-        v6008.x[1] = v6062;
-        const float v6065 = v6008.x[2];
-        const float v6066 = v6065 * v325;
-        v6008.x[2] = v6066;
-        const float v6069 = v6008.x[3];
-        const float v6070 = v6069 * v325;
-        v6008.x[3] = v6070;
-        const float v6073 = v6008.x[4];
-        const float v6074 = v6073 * v325;
-        v6008.x[4] = v6074;
-        const float v6077 = v6008.x[5];
-        const float v6078 = v6077 * v325;
-        v6008.x[5] = v6078;
-        const float v6081 = v6008.x[6];
-        const float v6082 = v6081 * v325;
-        v6008.x[6] = v6082;
-        const float v6085 = v6008.x[7];
-        const float v6086 = v6085 * v325;
-        v6008.x[7] = v6086;
-        const float v6089 = v6008.x[8];
-        const float v6090 = v6089 * v325;
-        v6008.x[8] = v6090;
-        const float v6093 = v6008.x[9];
-        const float v6094 = v6093 * v325;
-        v6008.x[9] = v6094;
-        const float v6097 = v6008.x[10];
-        const float v6098 = v6097 * v325;
-        v6008.x[10] = v6098;
-        const float v6101 = v6008.x[11];
-        const float v6102 = v6101 * v325;
-        v6008.x[11] = v6102;
-        const float v6105 = v6008.x[12];
-        const float v6106 = v6105 * v325;
-        v6008.x[12] = v6106;
-        const float v6109 = v6008.x[13];
-        const float v6110 = v6109 * v325;
-        v6008.x[13] = v6110;
-        const float v6113 = v6008.x[14];
-        const float v6114 = v6113 * v325;
-        v6008.x[14] = v6114;
-        const float v6117 = v6008.x[15];
-        const float v6118 = v6117 * v325;
-        v6008.x[15] = v6118;
-        const float v6121 = v6008.x[16];
-        const float v6122 = v6121 * v325;
-        v6008.x[16] = v6122;
-        const float v6125 = v6008.x[17];
-        const float v6126 = v6125 * v325;
-        v6008.x[17] = v6126;
-        const float v6129 = v6008.x[18];
-        const float v6130 = v6129 * v325;
-        v6008.x[18] = v6130;
-        const float v6133 = v6008.x[19];
-        const float v6134 = v6133 * v325;
-        v6008.x[19] = v6134;
-        const float v6137 = v6008.x[20];
-        const float v6138 = v6137 * v325;
-        v6008.x[20] = v6138;
-        const float v6141 = v6008.x[21];
-        const float v6142 = v6141 * v325;
-        v6008.x[21] = v6142;
-        const float v6145 = v6008.x[22];
-        const float v6146 = v6145 * v325;
-        v6008.x[22] = v6146;
-        const float v6149 = v6008.x[23];
-        const float v6150 = v6149 * v325;
-        v6008.x[23] = v6150;
-        const float v6153 = v6008.x[24];
-        const float v6154 = v6153 * v325;
-        v6008.x[24] = v6154;
-        const float v6157 = v6008.x[25];
-        const float v6158 = v6157 * v325;
-        v6008.x[25] = v6158;
-        const float v6161 = v6008.x[26];
-        const float v6162 = v6161 * v325;
-        v6008.x[26] = v6162;
-        const float v6165 = v6008.x[27];
-        const float v6166 = v6165 * v325;
-        v6008.x[27] = v6166;
-        const float v6169 = v6008.x[28];
-        const float v6170 = v6169 * v325;
-        v6008.x[28] = v6170;
-        const float v6173 = v6008.x[29];
-        const float v6174 = v6173 * v325;
-        v6008.x[29] = v6174;
-        const float v6177 = v6008.x[30];
-        const float v6178 = v6177 * v325;
-        v6008.x[30] = v6178;
-        const float v6181 = v6008.x[31];
-        const float v6182 = v6181 * v325;
-        v6008.x[31] = v6182;
-        const float v6185 = v6008.x[32];
-        const float v6186 = v6185 * v325;
-        v6008.x[32] = v6186;
-        const float v6189 = v6008.x[33];
-        const float v6190 = v6189 * v325;
-        v6008.x[33] = v6190;
-        const float v6193 = v6008.x[34];
-        const float v6194 = v6193 * v325;
-        v6008.x[34] = v6194;
-        const float v6197 = v6008.x[35];
-        const float v6198 = v6197 * v325;
-        v6008.x[35] = v6198;
-        const float v6201 = v6008.x[36];
-        const float v6202 = v6201 * v325;
-        v6008.x[36] = v6202;
-        const float v6205 = v6008.x[37];
-        const float v6206 = v6205 * v325;
-        v6008.x[37] = v6206;
-        const float v6209 = v6008.x[38];
-        const float v6210 = v6209 * v325;
-        v6008.x[38] = v6210;
-        const float v6213 = v6008.x[39];
-        const float v6214 = v6213 * v325;
-        v6008.x[39] = v6214;
-        const float v6217 = v6008.x[40];
-        const float v6218 = v6217 * v325;
-        v6008.x[40] = v6218;
-        const float v6221 = v6008.x[41];
-        const float v6222 = v6221 * v325;
-        v6008.x[41] = v6222;
-        const float v6225 = v6008.x[42];
-        const float v6226 = v6225 * v325;
-        v6008.x[42] = v6226;
-        const float v6229 = v6008.x[43];
-        const float v6230 = v6229 * v325;
-        v6008.x[43] = v6230;
-        const float v6233 = v6008.x[44];
-        const float v6234 = v6233 * v325;
-        v6008.x[44] = v6234;
-        const float v6237 = v6008.x[45];
-        const float v6238 = v6237 * v325;
-        v6008.x[45] = v6238;
-        const float v6241 = v6008.x[46];
-        const float v6242 = v6241 * v325;
-        v6008.x[46] = v6242;
-        const float v6245 = v6008.x[47];
-        const float v6246 = v6245 * v325;
-        v6008.x[47] = v6246;
-        const float v6249 = v6008.x[48];
-        const float v6250 = v6249 * v325;
-        v6008.x[48] = v6250;
-        const float v6253 = v6008.x[49];
-        const float v6254 = v6253 * v325;
-        v6008.x[49] = v6254;
-        const float v6257 = v6008.x[50];
-        const float v6258 = v6257 * v325;
-        v6008.x[50] = v6258;
-        const float v6261 = v6008.x[51];
-        const float v6262 = v6261 * v325;
-        v6008.x[51] = v6262;
-        const float v6265 = v6008.x[52];
-        const float v6266 = v6265 * v325;
-        v6008.x[52] = v6266;
-        const float v6269 = v6008.x[53];
-        const float v6270 = v6269 * v325;
-        v6008.x[53] = v6270;
-        const float v6273 = v6008.x[54];
-        const float v6274 = v6273 * v325;
-        v6008.x[54] = v6274;
-        const float v6277 = v6008.x[55];
-        const float v6278 = v6277 * v325;
-        v6008.x[55] = v6278;
-        const float v6281 = v6008.x[56];
-        const float v6282 = v6281 * v325;
-        v6008.x[56] = v6282;
-        const float v6285 = v6008.x[57];
-        const float v6286 = v6285 * v325;
-        v6008.x[57] = v6286;
-        const float v6289 = v6008.x[58];
-        const float v6290 = v6289 * v325;
-        v6008.x[58] = v6290;
-        const float v6293 = v6008.x[59];
-        const float v6294 = v6293 * v325;
-        v6008.x[59] = v6294;
-        const float v6297 = v6008.x[60];
-        const float v6298 = v6297 * v325;
-        v6008.x[60] = v6298;
-        const float v6301 = v6008.x[61];
-        const float v6302 = v6301 * v325;
-        v6008.x[61] = v6302;
-        const float v6305 = v6008.x[62];
-        const float v6306 = v6305 * v325;
-        v6008.x[62] = v6306;
-        const float v6309 = v6008.x[63];
-        const float v6310 = v6309 * v325;
-        v6008.x[63] = v6310;
+      iron_frag<float, 2, 16, 128> v5322;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v5322, 0.0f);
+      const unsigned int v5326 = v4813 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v7617;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v7617, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7617, shm0, v7610, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7619;
+      iron_frag_fill(v7619, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7619, shm1, v5326, 64u);
+      iron_frag_mma_sync(v5322, v7617, v7619);
+      const unsigned int v7624 = v5326 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7626;
+      iron_frag_fill(v7626, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7626, shm0, v7621, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7628;
+      iron_frag_fill(v7628, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7628, shm1, v7624, 64u);
+      iron_frag_mma_sync(v5322, v7626, v7628);
+      const unsigned int v7633 = v5326 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7635;
+      iron_frag_fill(v7635, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7635, shm0, v7630, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7637;
+      iron_frag_fill(v7637, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7637, shm1, v7633, 64u);
+      iron_frag_mma_sync(v5322, v7635, v7637);
+      const unsigned int v7642 = v5326 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7644;
+      iron_frag_fill(v7644, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7644, shm0, v7639, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7646;
+      iron_frag_fill(v7646, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7646, shm1, v7642, 64u);
+      iron_frag_mma_sync(v5322, v7644, v7646);
+      const unsigned int v5339 = v5326 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v7662;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v7662, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7662, shm0, v7655, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7664;
+      iron_frag_fill(v7664, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7664, shm1, v5339, 64u);
+      iron_frag_mma_sync(v5322, v7662, v7664);
+      const unsigned int v7669 = v5339 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7671;
+      iron_frag_fill(v7671, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7671, shm0, v7666, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7673;
+      iron_frag_fill(v7673, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7673, shm1, v7669, 64u);
+      iron_frag_mma_sync(v5322, v7671, v7673);
+      const unsigned int v7678 = v5339 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7680;
+      iron_frag_fill(v7680, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7680, shm0, v7675, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7682;
+      iron_frag_fill(v7682, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7682, shm1, v7678, 64u);
+      iron_frag_mma_sync(v5322, v7680, v7682);
+      const unsigned int v7687 = v5339 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7689;
+      iron_frag_fill(v7689, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7689, shm0, v7684, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7691;
+      iron_frag_fill(v7691, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7691, shm1, v7687, 64u);
+      iron_frag_mma_sync(v5322, v7689, v7691);
+      const bool v5349 = v4816 <= v37;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v5357 = v4816 + v18;
+      const bool v5358 = v5357 <= v310;
+      const bool v5359 = v306 || v5358;
+      const bool v5360 = v5349 && v5359;
+      const unsigned int v5363 = v4809 + v7;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v5364 = v5363 + v18;
+      const bool v5366 = v299 <= v5364;
+      const bool v5367 = v5362 || v5366;
+      const bool v5368 = v5360 && v5367;  // kernels/sdpa/flash_tile.hpp:159
+      if (v5368) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v5371 = v5322.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v5372 = v5371 * v325;
+        v5322.x[0] = v5372;
+        const float v5375 = v5322.x[1];
+        const float v5376 = v5375 * v325;
+        v5322.x[1] = v5376;
+        const float v5379 = v5322.x[2];
+        const float v5380 = v5379 * v325;
+        v5322.x[2] = v5380;
+        const float v5383 = v5322.x[3];
+        const float v5384 = v5383 * v325;
+        v5322.x[3] = v5384;
+        const float v5387 = v5322.x[4];
+        const float v5388 = v5387 * v325;
+        v5322.x[4] = v5388;
+        const float v5391 = v5322.x[5];
+        const float v5392 = v5391 * v325;
+        v5322.x[5] = v5392;
+        const float v5395 = v5322.x[6];
+        const float v5396 = v5395 * v325;
+        v5322.x[6] = v5396;
+        const float v5399 = v5322.x[7];
+        const float v5400 = v5399 * v325;
+        v5322.x[7] = v5400;
+        const float v5403 = v5322.x[8];
+        const float v5404 = v5403 * v325;
+        v5322.x[8] = v5404;
+        const float v5407 = v5322.x[9];
+        const float v5408 = v5407 * v325;
+        v5322.x[9] = v5408;
+        const float v5411 = v5322.x[10];
+        const float v5412 = v5411 * v325;
+        v5322.x[10] = v5412;
+        const float v5415 = v5322.x[11];
+        const float v5416 = v5415 * v325;
+        v5322.x[11] = v5416;
+        const float v5419 = v5322.x[12];
+        const float v5420 = v5419 * v325;
+        v5322.x[12] = v5420;
+        const float v5423 = v5322.x[13];
+        const float v5424 = v5423 * v325;
+        v5322.x[13] = v5424;
+        const float v5427 = v5322.x[14];
+        const float v5428 = v5427 * v325;
+        v5322.x[14] = v5428;
+        const float v5431 = v5322.x[15];
+        const float v5432 = v5431 * v325;
+        v5322.x[15] = v5432;
+        const float v5435 = v5322.x[16];
+        const float v5436 = v5435 * v325;
+        v5322.x[16] = v5436;
+        const float v5439 = v5322.x[17];
+        const float v5440 = v5439 * v325;
+        v5322.x[17] = v5440;
+        const float v5443 = v5322.x[18];
+        const float v5444 = v5443 * v325;
+        v5322.x[18] = v5444;
+        const float v5447 = v5322.x[19];
+        const float v5448 = v5447 * v325;
+        v5322.x[19] = v5448;
+        const float v5451 = v5322.x[20];
+        const float v5452 = v5451 * v325;
+        v5322.x[20] = v5452;
+        const float v5455 = v5322.x[21];
+        const float v5456 = v5455 * v325;
+        v5322.x[21] = v5456;
+        const float v5459 = v5322.x[22];
+        const float v5460 = v5459 * v325;
+        v5322.x[22] = v5460;
+        const float v5463 = v5322.x[23];
+        const float v5464 = v5463 * v325;
+        v5322.x[23] = v5464;
+        const float v5467 = v5322.x[24];
+        const float v5468 = v5467 * v325;
+        v5322.x[24] = v5468;
+        const float v5471 = v5322.x[25];
+        const float v5472 = v5471 * v325;
+        v5322.x[25] = v5472;
+        const float v5475 = v5322.x[26];
+        const float v5476 = v5475 * v325;
+        v5322.x[26] = v5476;
+        const float v5479 = v5322.x[27];
+        const float v5480 = v5479 * v325;
+        v5322.x[27] = v5480;
+        const float v5483 = v5322.x[28];
+        const float v5484 = v5483 * v325;
+        v5322.x[28] = v5484;
+        const float v5487 = v5322.x[29];
+        const float v5488 = v5487 * v325;
+        v5322.x[29] = v5488;
+        const float v5491 = v5322.x[30];
+        const float v5492 = v5491 * v325;
+        v5322.x[30] = v5492;
+        const float v5495 = v5322.x[31];
+        const float v5496 = v5495 * v325;
+        v5322.x[31] = v5496;
+        const float v5499 = v5322.x[32];
+        const float v5500 = v5499 * v325;
+        v5322.x[32] = v5500;
+        const float v5503 = v5322.x[33];
+        const float v5504 = v5503 * v325;
+        v5322.x[33] = v5504;
+        const float v5507 = v5322.x[34];
+        const float v5508 = v5507 * v325;
+        v5322.x[34] = v5508;
+        const float v5511 = v5322.x[35];
+        const float v5512 = v5511 * v325;
+        v5322.x[35] = v5512;
+        const float v5515 = v5322.x[36];
+        const float v5516 = v5515 * v325;
+        v5322.x[36] = v5516;
+        const float v5519 = v5322.x[37];
+        const float v5520 = v5519 * v325;
+        v5322.x[37] = v5520;
+        const float v5523 = v5322.x[38];
+        const float v5524 = v5523 * v325;
+        v5322.x[38] = v5524;
+        const float v5527 = v5322.x[39];
+        const float v5528 = v5527 * v325;
+        v5322.x[39] = v5528;
+        const float v5531 = v5322.x[40];
+        const float v5532 = v5531 * v325;
+        v5322.x[40] = v5532;
+        const float v5535 = v5322.x[41];
+        const float v5536 = v5535 * v325;
+        v5322.x[41] = v5536;
+        const float v5539 = v5322.x[42];
+        const float v5540 = v5539 * v325;
+        v5322.x[42] = v5540;
+        const float v5543 = v5322.x[43];
+        const float v5544 = v5543 * v325;
+        v5322.x[43] = v5544;
+        const float v5547 = v5322.x[44];
+        const float v5548 = v5547 * v325;
+        v5322.x[44] = v5548;
+        const float v5551 = v5322.x[45];
+        const float v5552 = v5551 * v325;
+        v5322.x[45] = v5552;
+        const float v5555 = v5322.x[46];
+        const float v5556 = v5555 * v325;
+        v5322.x[46] = v5556;
+        const float v5559 = v5322.x[47];
+        const float v5560 = v5559 * v325;
+        v5322.x[47] = v5560;
+        const float v5563 = v5322.x[48];
+        const float v5564 = v5563 * v325;
+        v5322.x[48] = v5564;
+        const float v5567 = v5322.x[49];
+        const float v5568 = v5567 * v325;
+        v5322.x[49] = v5568;
+        const float v5571 = v5322.x[50];
+        const float v5572 = v5571 * v325;
+        v5322.x[50] = v5572;
+        const float v5575 = v5322.x[51];
+        const float v5576 = v5575 * v325;
+        v5322.x[51] = v5576;
+        const float v5579 = v5322.x[52];
+        const float v5580 = v5579 * v325;
+        v5322.x[52] = v5580;
+        const float v5583 = v5322.x[53];
+        const float v5584 = v5583 * v325;
+        v5322.x[53] = v5584;
+        const float v5587 = v5322.x[54];
+        const float v5588 = v5587 * v325;
+        v5322.x[54] = v5588;
+        const float v5591 = v5322.x[55];
+        const float v5592 = v5591 * v325;
+        v5322.x[55] = v5592;
+        const float v5595 = v5322.x[56];
+        const float v5596 = v5595 * v325;
+        v5322.x[56] = v5596;
+        const float v5599 = v5322.x[57];
+        const float v5600 = v5599 * v325;
+        v5322.x[57] = v5600;
+        const float v5603 = v5322.x[58];
+        const float v5604 = v5603 * v325;
+        v5322.x[58] = v5604;
+        const float v5607 = v5322.x[59];
+        const float v5608 = v5607 * v325;
+        v5322.x[59] = v5608;
+        const float v5611 = v5322.x[60];
+        const float v5612 = v5611 * v325;
+        v5322.x[60] = v5612;
+        const float v5615 = v5322.x[61];
+        const float v5616 = v5615 * v325;
+        v5322.x[61] = v5616;
+        const float v5619 = v5322.x[62];
+        const float v5620 = v5619 * v325;
+        v5322.x[62] = v5620;
+        const float v5623 = v5322.x[63];
+        const float v5624 = v5623 * v325;
+        v5322.x[63] = v5624;
       } else {
-        const unsigned int v6311 = static_cast<unsigned int>(v6008.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6312 = static_cast<unsigned int>(v6008.row(0, iron_linear_thread() & 31u));
-        const float v6313 = v6008.x[0];
-        const unsigned int v6314 = v46 + v6312;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6315 = v5495 + v6311;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6316 = v6315 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6319 = v6314 + v37;
-        const unsigned int v6320 = v6315 + v18;
-        const bool v6321 = v6320 <= v6319;
-        const bool v6322 = v306 || v6321;
-        const bool v6323 = v6316 && v6322;
-        const unsigned int v6326 = v6315 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6327 = v6326 + v18;
-        const bool v6329 = v6319 < v6327;
-        const bool v6330 = v6048 || v6329;
-        const bool v6331 = v6323 && v6330;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6333 = v6313 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6334 = v6331 ? v6333 : __uint_as_float(0xff800000u);
-        v6008.x[0] = v6334;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6335 = static_cast<unsigned int>(v6008.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6336 = static_cast<unsigned int>(v6008.row(1, iron_linear_thread() & 31u));
-        const float v6337 = v6008.x[1];
-        const unsigned int v6338 = v46 + v6336;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6339 = v5495 + v6335;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6340 = v6339 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6343 = v6338 + v37;
-        const unsigned int v6344 = v6339 + v18;
-        const bool v6345 = v6344 <= v6343;
-        const bool v6346 = v306 || v6345;
-        const bool v6347 = v6340 && v6346;
-        const unsigned int v6350 = v6339 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6351 = v6350 + v18;
-        const bool v6353 = v6343 < v6351;
-        const bool v6354 = v6048 || v6353;
-        const bool v6355 = v6347 && v6354;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6357 = v6337 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6358 = v6355 ? v6357 : __uint_as_float(0xff800000u);
-        v6008.x[1] = v6358;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6359 = static_cast<unsigned int>(v6008.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6360 = static_cast<unsigned int>(v6008.row(2, iron_linear_thread() & 31u));
-        const float v6361 = v6008.x[2];
-        const unsigned int v6362 = v46 + v6360;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6363 = v5495 + v6359;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6364 = v6363 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6367 = v6362 + v37;
-        const unsigned int v6368 = v6363 + v18;
-        const bool v6369 = v6368 <= v6367;
-        const bool v6370 = v306 || v6369;
-        const bool v6371 = v6364 && v6370;
-        const unsigned int v6374 = v6363 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6375 = v6374 + v18;
-        const bool v6377 = v6367 < v6375;
-        const bool v6378 = v6048 || v6377;
-        const bool v6379 = v6371 && v6378;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6381 = v6361 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6382 = v6379 ? v6381 : __uint_as_float(0xff800000u);
-        v6008.x[2] = v6382;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6383 = static_cast<unsigned int>(v6008.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6384 = static_cast<unsigned int>(v6008.row(3, iron_linear_thread() & 31u));
-        const float v6385 = v6008.x[3];
-        const unsigned int v6386 = v46 + v6384;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6387 = v5495 + v6383;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6388 = v6387 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6391 = v6386 + v37;
-        const unsigned int v6392 = v6387 + v18;
-        const bool v6393 = v6392 <= v6391;
-        const bool v6394 = v306 || v6393;
-        const bool v6395 = v6388 && v6394;
-        const unsigned int v6398 = v6387 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6399 = v6398 + v18;
-        const bool v6401 = v6391 < v6399;
-        const bool v6402 = v6048 || v6401;
-        const bool v6403 = v6395 && v6402;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6405 = v6385 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6406 = v6403 ? v6405 : __uint_as_float(0xff800000u);
-        v6008.x[3] = v6406;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6407 = static_cast<unsigned int>(v6008.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6408 = static_cast<unsigned int>(v6008.row(4, iron_linear_thread() & 31u));
-        const float v6409 = v6008.x[4];
-        const unsigned int v6410 = v46 + v6408;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6411 = v5495 + v6407;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6412 = v6411 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6415 = v6410 + v37;
-        const unsigned int v6416 = v6411 + v18;
-        const bool v6417 = v6416 <= v6415;
-        const bool v6418 = v306 || v6417;
-        const bool v6419 = v6412 && v6418;
-        const unsigned int v6422 = v6411 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6423 = v6422 + v18;
-        const bool v6425 = v6415 < v6423;
-        const bool v6426 = v6048 || v6425;
-        const bool v6427 = v6419 && v6426;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6429 = v6409 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6430 = v6427 ? v6429 : __uint_as_float(0xff800000u);
-        v6008.x[4] = v6430;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6431 = static_cast<unsigned int>(v6008.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6432 = static_cast<unsigned int>(v6008.row(5, iron_linear_thread() & 31u));
-        const float v6433 = v6008.x[5];
-        const unsigned int v6434 = v46 + v6432;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6435 = v5495 + v6431;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6436 = v6435 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6439 = v6434 + v37;
-        const unsigned int v6440 = v6435 + v18;
-        const bool v6441 = v6440 <= v6439;
-        const bool v6442 = v306 || v6441;
-        const bool v6443 = v6436 && v6442;
-        const unsigned int v6446 = v6435 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6447 = v6446 + v18;
-        const bool v6449 = v6439 < v6447;
-        const bool v6450 = v6048 || v6449;
-        const bool v6451 = v6443 && v6450;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6453 = v6433 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6454 = v6451 ? v6453 : __uint_as_float(0xff800000u);
-        v6008.x[5] = v6454;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6455 = static_cast<unsigned int>(v6008.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6456 = static_cast<unsigned int>(v6008.row(6, iron_linear_thread() & 31u));
-        const float v6457 = v6008.x[6];
-        const unsigned int v6458 = v46 + v6456;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6459 = v5495 + v6455;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6460 = v6459 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6463 = v6458 + v37;
-        const unsigned int v6464 = v6459 + v18;
-        const bool v6465 = v6464 <= v6463;
-        const bool v6466 = v306 || v6465;
-        const bool v6467 = v6460 && v6466;
-        const unsigned int v6470 = v6459 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6471 = v6470 + v18;
-        const bool v6473 = v6463 < v6471;
-        const bool v6474 = v6048 || v6473;
-        const bool v6475 = v6467 && v6474;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6477 = v6457 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6478 = v6475 ? v6477 : __uint_as_float(0xff800000u);
-        v6008.x[6] = v6478;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6479 = static_cast<unsigned int>(v6008.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6480 = static_cast<unsigned int>(v6008.row(7, iron_linear_thread() & 31u));
-        const float v6481 = v6008.x[7];
-        const unsigned int v6482 = v46 + v6480;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6483 = v5495 + v6479;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6484 = v6483 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6487 = v6482 + v37;
-        const unsigned int v6488 = v6483 + v18;
-        const bool v6489 = v6488 <= v6487;
-        const bool v6490 = v306 || v6489;
-        const bool v6491 = v6484 && v6490;
-        const unsigned int v6494 = v6483 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6495 = v6494 + v18;
-        const bool v6497 = v6487 < v6495;
-        const bool v6498 = v6048 || v6497;
-        const bool v6499 = v6491 && v6498;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6501 = v6481 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6502 = v6499 ? v6501 : __uint_as_float(0xff800000u);
-        v6008.x[7] = v6502;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6503 = static_cast<unsigned int>(v6008.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6504 = static_cast<unsigned int>(v6008.row(8, iron_linear_thread() & 31u));
-        const float v6505 = v6008.x[8];
-        const unsigned int v6506 = v46 + v6504;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6507 = v5495 + v6503;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6508 = v6507 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6511 = v6506 + v37;
-        const unsigned int v6512 = v6507 + v18;
-        const bool v6513 = v6512 <= v6511;
-        const bool v6514 = v306 || v6513;
-        const bool v6515 = v6508 && v6514;
-        const unsigned int v6518 = v6507 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6519 = v6518 + v18;
-        const bool v6521 = v6511 < v6519;
-        const bool v6522 = v6048 || v6521;
-        const bool v6523 = v6515 && v6522;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6525 = v6505 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v5626;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v5626, 0.0f);
+        iron_frag<float, 2, 16, 8> v5628;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v5628, 0.0f);
+        const unsigned int v5630 = static_cast<unsigned int>(v5626.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5632 = v46 + v5630;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5634 = v5632 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5635 = v5634 + 1u;
+        const unsigned int v5637 = v5635 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5646 = v5637 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5650 = v5635 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5651 = v319 && v5650;
+        const unsigned int v5652 = v5651 ? v5646 : v47;
+        const unsigned int v5655 = v5652 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5656 = min(v5655, 128u);
+        const bool v5657 = v5652 > v4809;
+        const unsigned int v5658 = v5657 ? v5656 : v47;
+        const float v5659 = __uint_as_float(v5658);
+        v5626.x[0] = v5659;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5661 = static_cast<unsigned int>(v5626.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5663 = v46 + v5661;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5665 = v5663 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5666 = v5665 + 1u;
+        const unsigned int v5668 = v5666 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5677 = v5668 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5681 = v5666 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5682 = v319 && v5681;
+        const unsigned int v5683 = v5682 ? v5677 : v47;
+        const unsigned int v5686 = v5683 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5687 = min(v5686, 128u);
+        const bool v5688 = v5683 > v4809;
+        const unsigned int v5689 = v5688 ? v5687 : v47;
+        const float v5690 = __uint_as_float(v5689);
+        v5626.x[1] = v5690;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5692 = static_cast<unsigned int>(v5626.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5694 = v46 + v5692;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5696 = v5694 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5697 = v5696 + 1u;
+        const unsigned int v5699 = v5697 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5708 = v5699 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5712 = v5697 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5713 = v319 && v5712;
+        const unsigned int v5714 = v5713 ? v5708 : v47;
+        const unsigned int v5717 = v5714 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5718 = min(v5717, 128u);
+        const bool v5719 = v5714 > v4809;
+        const unsigned int v5720 = v5719 ? v5718 : v47;
+        const float v5721 = __uint_as_float(v5720);
+        v5626.x[2] = v5721;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5723 = static_cast<unsigned int>(v5626.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5725 = v46 + v5723;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5727 = v5725 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5728 = v5727 + 1u;
+        const unsigned int v5730 = v5728 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5739 = v5730 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5743 = v5728 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5744 = v319 && v5743;
+        const unsigned int v5745 = v5744 ? v5739 : v47;
+        const unsigned int v5748 = v5745 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5749 = min(v5748, 128u);
+        const bool v5750 = v5745 > v4809;
+        const unsigned int v5751 = v5750 ? v5749 : v47;
+        const float v5752 = __uint_as_float(v5751);
+        v5626.x[3] = v5752;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5754 = static_cast<unsigned int>(v5628.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5756 = v46 + v5754;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5758 = v5756 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5759 = v5758 + 1u;
+        const unsigned int v5761 = v5759 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5762 = min(v37, v5761);
+        const bool v5763 = v5759 > v18;
+        const unsigned int v5764 = v5763 ? v5762 : v47;
+        const unsigned int v5767 = v306 ? v37 : v5764;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5779 = v5767 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5780 = min(v5779, 128u);
+        const bool v5781 = v5767 > v4809;
+        const unsigned int v5782 = v5781 ? v5780 : v47;
+        const float v5783 = __uint_as_float(v5782);
+        v5628.x[0] = v5783;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5785 = static_cast<unsigned int>(v5628.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5787 = v46 + v5785;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5789 = v5787 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5790 = v5789 + 1u;
+        const unsigned int v5792 = v5790 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5793 = min(v37, v5792);
+        const bool v5794 = v5790 > v18;
+        const unsigned int v5795 = v5794 ? v5793 : v47;
+        const unsigned int v5798 = v306 ? v37 : v5795;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5810 = v5798 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5811 = min(v5810, 128u);
+        const bool v5812 = v5798 > v4809;
+        const unsigned int v5813 = v5812 ? v5811 : v47;
+        const float v5814 = __uint_as_float(v5813);
+        v5628.x[1] = v5814;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5816 = static_cast<unsigned int>(v5628.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5818 = v46 + v5816;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5820 = v5818 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5821 = v5820 + 1u;
+        const unsigned int v5823 = v5821 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5824 = min(v37, v5823);
+        const bool v5825 = v5821 > v18;
+        const unsigned int v5826 = v5825 ? v5824 : v47;
+        const unsigned int v5829 = v306 ? v37 : v5826;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5841 = v5829 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5842 = min(v5841, 128u);
+        const bool v5843 = v5829 > v4809;
+        const unsigned int v5844 = v5843 ? v5842 : v47;
+        const float v5845 = __uint_as_float(v5844);
+        v5628.x[2] = v5845;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5847 = static_cast<unsigned int>(v5628.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5849 = v46 + v5847;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5851 = v5849 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5852 = v5851 + 1u;
+        const unsigned int v5854 = v5852 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5855 = min(v37, v5854);
+        const bool v5856 = v5852 > v18;
+        const unsigned int v5857 = v5856 ? v5855 : v47;
+        const unsigned int v5860 = v306 ? v37 : v5857;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5872 = v5860 - v4809;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5873 = min(v5872, 128u);
+        const bool v5874 = v5860 > v4809;
+        const unsigned int v5875 = v5874 ? v5873 : v47;
+        const float v5876 = __uint_as_float(v5875);
+        v5628.x[3] = v5876;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5877 = static_cast<unsigned int>(v5322.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v5879 = v5322.x[0];
+        const float v5880 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5881 = __float_as_uint(v5880);
+        const bool v5882 = v5877 >= v5881;
+        const float v5883 = v5628.x[0];
+        const unsigned int v5884 = __float_as_uint(v5883);
+        const bool v5885 = v5877 < v5884;
+        const bool v5886 = v5882 && v5885;
+        const float v5888 = v5879 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5889 = v5886 ? v5888 : __uint_as_float(0xff800000u);
+        v5322.x[0] = v5889;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5890 = static_cast<unsigned int>(v5322.col(1, iron_linear_thread() & 31u));
+        const float v5892 = v5322.x[1];
+        const float v5893 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5894 = __float_as_uint(v5893);
+        const bool v5895 = v5890 >= v5894;
+        const float v5896 = v5628.x[0];
+        const unsigned int v5897 = __float_as_uint(v5896);
+        const bool v5898 = v5890 < v5897;
+        const bool v5899 = v5895 && v5898;
+        const float v5901 = v5892 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5902 = v5899 ? v5901 : __uint_as_float(0xff800000u);
+        v5322.x[1] = v5902;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5903 = static_cast<unsigned int>(v5322.col(2, iron_linear_thread() & 31u));
+        const float v5905 = v5322.x[2];
+        const float v5906 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5907 = __float_as_uint(v5906);
+        const bool v5908 = v5903 >= v5907;
+        const float v5909 = v5628.x[2];
+        const unsigned int v5910 = __float_as_uint(v5909);
+        const bool v5911 = v5903 < v5910;
+        const bool v5912 = v5908 && v5911;
+        const float v5914 = v5905 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5915 = v5912 ? v5914 : __uint_as_float(0xff800000u);
+        v5322.x[2] = v5915;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5916 = static_cast<unsigned int>(v5322.col(3, iron_linear_thread() & 31u));
+        const float v5918 = v5322.x[3];
+        const float v5919 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5920 = __float_as_uint(v5919);
+        const bool v5921 = v5916 >= v5920;
+        const float v5922 = v5628.x[2];
+        const unsigned int v5923 = __float_as_uint(v5922);
+        const bool v5924 = v5916 < v5923;
+        const bool v5925 = v5921 && v5924;
+        const float v5927 = v5918 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5928 = v5925 ? v5927 : __uint_as_float(0xff800000u);
+        v5322.x[3] = v5928;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5929 = static_cast<unsigned int>(v5322.col(4, iron_linear_thread() & 31u));
+        const float v5931 = v5322.x[4];
+        const float v5932 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5933 = __float_as_uint(v5932);
+        const bool v5934 = v5929 >= v5933;
+        const float v5935 = v5628.x[0];
+        const unsigned int v5936 = __float_as_uint(v5935);
+        const bool v5937 = v5929 < v5936;
+        const bool v5938 = v5934 && v5937;
+        const float v5940 = v5931 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5941 = v5938 ? v5940 : __uint_as_float(0xff800000u);
+        v5322.x[4] = v5941;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5942 = static_cast<unsigned int>(v5322.col(5, iron_linear_thread() & 31u));
+        const float v5944 = v5322.x[5];
+        const float v5945 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5946 = __float_as_uint(v5945);
+        const bool v5947 = v5942 >= v5946;
+        const float v5948 = v5628.x[0];
+        const unsigned int v5949 = __float_as_uint(v5948);
+        const bool v5950 = v5942 < v5949;
+        const bool v5951 = v5947 && v5950;
+        const float v5953 = v5944 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5954 = v5951 ? v5953 : __uint_as_float(0xff800000u);
+        v5322.x[5] = v5954;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5955 = static_cast<unsigned int>(v5322.col(6, iron_linear_thread() & 31u));
+        const float v5957 = v5322.x[6];
+        const float v5958 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5959 = __float_as_uint(v5958);
+        const bool v5960 = v5955 >= v5959;
+        const float v5961 = v5628.x[2];
+        const unsigned int v5962 = __float_as_uint(v5961);
+        const bool v5963 = v5955 < v5962;
+        const bool v5964 = v5960 && v5963;
+        const float v5966 = v5957 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5967 = v5964 ? v5966 : __uint_as_float(0xff800000u);
+        v5322.x[6] = v5967;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5968 = static_cast<unsigned int>(v5322.col(7, iron_linear_thread() & 31u));
+        const float v5970 = v5322.x[7];
+        const float v5971 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5972 = __float_as_uint(v5971);
+        const bool v5973 = v5968 >= v5972;
+        const float v5974 = v5628.x[2];
+        const unsigned int v5975 = __float_as_uint(v5974);
+        const bool v5976 = v5968 < v5975;
+        const bool v5977 = v5973 && v5976;
+        const float v5979 = v5970 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5980 = v5977 ? v5979 : __uint_as_float(0xff800000u);
+        v5322.x[7] = v5980;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5981 = static_cast<unsigned int>(v5322.col(8, iron_linear_thread() & 31u));
+        const float v5983 = v5322.x[8];
+        const float v5984 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5985 = __float_as_uint(v5984);
+        const bool v5986 = v5981 >= v5985;
+        const float v5987 = v5628.x[0];
+        const unsigned int v5988 = __float_as_uint(v5987);
+        const bool v5989 = v5981 < v5988;
+        const bool v5990 = v5986 && v5989;
+        const float v5992 = v5983 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5993 = v5990 ? v5992 : __uint_as_float(0xff800000u);
+        v5322.x[8] = v5993;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5994 = static_cast<unsigned int>(v5322.col(9, iron_linear_thread() & 31u));
+        const float v5996 = v5322.x[9];
+        const float v5997 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5998 = __float_as_uint(v5997);
+        const bool v5999 = v5994 >= v5998;
+        const float v6000 = v5628.x[0];
+        const unsigned int v6001 = __float_as_uint(v6000);
+        const bool v6002 = v5994 < v6001;
+        const bool v6003 = v5999 && v6002;
+        const float v6005 = v5996 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6006 = v6003 ? v6005 : __uint_as_float(0xff800000u);
+        v5322.x[9] = v6006;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6007 = static_cast<unsigned int>(v5322.col(10, iron_linear_thread() & 31u));
+        const float v6009 = v5322.x[10];
+        const float v6010 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6011 = __float_as_uint(v6010);
+        const bool v6012 = v6007 >= v6011;
+        const float v6013 = v5628.x[2];
+        const unsigned int v6014 = __float_as_uint(v6013);
+        const bool v6015 = v6007 < v6014;
+        const bool v6016 = v6012 && v6015;
+        const float v6018 = v6009 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6019 = v6016 ? v6018 : __uint_as_float(0xff800000u);
+        v5322.x[10] = v6019;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6020 = static_cast<unsigned int>(v5322.col(11, iron_linear_thread() & 31u));
+        const float v6022 = v5322.x[11];
+        const float v6023 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6024 = __float_as_uint(v6023);
+        const bool v6025 = v6020 >= v6024;
+        const float v6026 = v5628.x[2];
+        const unsigned int v6027 = __float_as_uint(v6026);
+        const bool v6028 = v6020 < v6027;
+        const bool v6029 = v6025 && v6028;
+        const float v6031 = v6022 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6032 = v6029 ? v6031 : __uint_as_float(0xff800000u);
+        v5322.x[11] = v6032;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6033 = static_cast<unsigned int>(v5322.col(12, iron_linear_thread() & 31u));
+        const float v6035 = v5322.x[12];
+        const float v6036 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6037 = __float_as_uint(v6036);
+        const bool v6038 = v6033 >= v6037;
+        const float v6039 = v5628.x[0];
+        const unsigned int v6040 = __float_as_uint(v6039);
+        const bool v6041 = v6033 < v6040;
+        const bool v6042 = v6038 && v6041;
+        const float v6044 = v6035 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6045 = v6042 ? v6044 : __uint_as_float(0xff800000u);
+        v5322.x[12] = v6045;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6046 = static_cast<unsigned int>(v5322.col(13, iron_linear_thread() & 31u));
+        const float v6048 = v5322.x[13];
+        const float v6049 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6050 = __float_as_uint(v6049);
+        const bool v6051 = v6046 >= v6050;
+        const float v6052 = v5628.x[0];
+        const unsigned int v6053 = __float_as_uint(v6052);
+        const bool v6054 = v6046 < v6053;
+        const bool v6055 = v6051 && v6054;
+        const float v6057 = v6048 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6058 = v6055 ? v6057 : __uint_as_float(0xff800000u);
+        v5322.x[13] = v6058;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6059 = static_cast<unsigned int>(v5322.col(14, iron_linear_thread() & 31u));
+        const float v6061 = v5322.x[14];
+        const float v6062 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6063 = __float_as_uint(v6062);
+        const bool v6064 = v6059 >= v6063;
+        const float v6065 = v5628.x[2];
+        const unsigned int v6066 = __float_as_uint(v6065);
+        const bool v6067 = v6059 < v6066;
+        const bool v6068 = v6064 && v6067;
+        const float v6070 = v6061 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6071 = v6068 ? v6070 : __uint_as_float(0xff800000u);
+        v5322.x[14] = v6071;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6072 = static_cast<unsigned int>(v5322.col(15, iron_linear_thread() & 31u));
+        const float v6074 = v5322.x[15];
+        const float v6075 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6076 = __float_as_uint(v6075);
+        const bool v6077 = v6072 >= v6076;
+        const float v6078 = v5628.x[2];
+        const unsigned int v6079 = __float_as_uint(v6078);
+        const bool v6080 = v6072 < v6079;
+        const bool v6081 = v6077 && v6080;
+        const float v6083 = v6074 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6084 = v6081 ? v6083 : __uint_as_float(0xff800000u);
+        v5322.x[15] = v6084;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6085 = static_cast<unsigned int>(v5322.col(16, iron_linear_thread() & 31u));
+        const float v6087 = v5322.x[16];
+        const float v6088 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6089 = __float_as_uint(v6088);
+        const bool v6090 = v6085 >= v6089;
+        const float v6091 = v5628.x[0];
+        const unsigned int v6092 = __float_as_uint(v6091);
+        const bool v6093 = v6085 < v6092;
+        const bool v6094 = v6090 && v6093;
+        const float v6096 = v6087 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6097 = v6094 ? v6096 : __uint_as_float(0xff800000u);
+        v5322.x[16] = v6097;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6098 = static_cast<unsigned int>(v5322.col(17, iron_linear_thread() & 31u));
+        const float v6100 = v5322.x[17];
+        const float v6101 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6102 = __float_as_uint(v6101);
+        const bool v6103 = v6098 >= v6102;
+        const float v6104 = v5628.x[0];
+        const unsigned int v6105 = __float_as_uint(v6104);
+        const bool v6106 = v6098 < v6105;
+        const bool v6107 = v6103 && v6106;
+        const float v6109 = v6100 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6110 = v6107 ? v6109 : __uint_as_float(0xff800000u);
+        v5322.x[17] = v6110;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6111 = static_cast<unsigned int>(v5322.col(18, iron_linear_thread() & 31u));
+        const float v6113 = v5322.x[18];
+        const float v6114 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6115 = __float_as_uint(v6114);
+        const bool v6116 = v6111 >= v6115;
+        const float v6117 = v5628.x[2];
+        const unsigned int v6118 = __float_as_uint(v6117);
+        const bool v6119 = v6111 < v6118;
+        const bool v6120 = v6116 && v6119;
+        const float v6122 = v6113 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6123 = v6120 ? v6122 : __uint_as_float(0xff800000u);
+        v5322.x[18] = v6123;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6124 = static_cast<unsigned int>(v5322.col(19, iron_linear_thread() & 31u));
+        const float v6126 = v5322.x[19];
+        const float v6127 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6128 = __float_as_uint(v6127);
+        const bool v6129 = v6124 >= v6128;
+        const float v6130 = v5628.x[2];
+        const unsigned int v6131 = __float_as_uint(v6130);
+        const bool v6132 = v6124 < v6131;
+        const bool v6133 = v6129 && v6132;
+        const float v6135 = v6126 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6136 = v6133 ? v6135 : __uint_as_float(0xff800000u);
+        v5322.x[19] = v6136;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6137 = static_cast<unsigned int>(v5322.col(20, iron_linear_thread() & 31u));
+        const float v6139 = v5322.x[20];
+        const float v6140 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6141 = __float_as_uint(v6140);
+        const bool v6142 = v6137 >= v6141;
+        const float v6143 = v5628.x[0];
+        const unsigned int v6144 = __float_as_uint(v6143);
+        const bool v6145 = v6137 < v6144;
+        const bool v6146 = v6142 && v6145;
+        const float v6148 = v6139 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6149 = v6146 ? v6148 : __uint_as_float(0xff800000u);
+        v5322.x[20] = v6149;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6150 = static_cast<unsigned int>(v5322.col(21, iron_linear_thread() & 31u));
+        const float v6152 = v5322.x[21];
+        const float v6153 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6154 = __float_as_uint(v6153);
+        const bool v6155 = v6150 >= v6154;
+        const float v6156 = v5628.x[0];
+        const unsigned int v6157 = __float_as_uint(v6156);
+        const bool v6158 = v6150 < v6157;
+        const bool v6159 = v6155 && v6158;
+        const float v6161 = v6152 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6162 = v6159 ? v6161 : __uint_as_float(0xff800000u);
+        v5322.x[21] = v6162;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6163 = static_cast<unsigned int>(v5322.col(22, iron_linear_thread() & 31u));
+        const float v6165 = v5322.x[22];
+        const float v6166 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6167 = __float_as_uint(v6166);
+        const bool v6168 = v6163 >= v6167;
+        const float v6169 = v5628.x[2];
+        const unsigned int v6170 = __float_as_uint(v6169);
+        const bool v6171 = v6163 < v6170;
+        const bool v6172 = v6168 && v6171;
+        const float v6174 = v6165 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6175 = v6172 ? v6174 : __uint_as_float(0xff800000u);
+        v5322.x[22] = v6175;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6176 = static_cast<unsigned int>(v5322.col(23, iron_linear_thread() & 31u));
+        const float v6178 = v5322.x[23];
+        const float v6179 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6180 = __float_as_uint(v6179);
+        const bool v6181 = v6176 >= v6180;
+        const float v6182 = v5628.x[2];
+        const unsigned int v6183 = __float_as_uint(v6182);
+        const bool v6184 = v6176 < v6183;
+        const bool v6185 = v6181 && v6184;
+        const float v6187 = v6178 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6188 = v6185 ? v6187 : __uint_as_float(0xff800000u);
+        v5322.x[23] = v6188;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6189 = static_cast<unsigned int>(v5322.col(24, iron_linear_thread() & 31u));
+        const float v6191 = v5322.x[24];
+        const float v6192 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6193 = __float_as_uint(v6192);
+        const bool v6194 = v6189 >= v6193;
+        const float v6195 = v5628.x[0];
+        const unsigned int v6196 = __float_as_uint(v6195);
+        const bool v6197 = v6189 < v6196;
+        const bool v6198 = v6194 && v6197;
+        const float v6200 = v6191 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6201 = v6198 ? v6200 : __uint_as_float(0xff800000u);
+        v5322.x[24] = v6201;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6202 = static_cast<unsigned int>(v5322.col(25, iron_linear_thread() & 31u));
+        const float v6204 = v5322.x[25];
+        const float v6205 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6206 = __float_as_uint(v6205);
+        const bool v6207 = v6202 >= v6206;
+        const float v6208 = v5628.x[0];
+        const unsigned int v6209 = __float_as_uint(v6208);
+        const bool v6210 = v6202 < v6209;
+        const bool v6211 = v6207 && v6210;
+        const float v6213 = v6204 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6214 = v6211 ? v6213 : __uint_as_float(0xff800000u);
+        v5322.x[25] = v6214;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6215 = static_cast<unsigned int>(v5322.col(26, iron_linear_thread() & 31u));
+        const float v6217 = v5322.x[26];
+        const float v6218 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6219 = __float_as_uint(v6218);
+        const bool v6220 = v6215 >= v6219;
+        const float v6221 = v5628.x[2];
+        const unsigned int v6222 = __float_as_uint(v6221);
+        const bool v6223 = v6215 < v6222;
+        const bool v6224 = v6220 && v6223;
+        const float v6226 = v6217 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6227 = v6224 ? v6226 : __uint_as_float(0xff800000u);
+        v5322.x[26] = v6227;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6228 = static_cast<unsigned int>(v5322.col(27, iron_linear_thread() & 31u));
+        const float v6230 = v5322.x[27];
+        const float v6231 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6232 = __float_as_uint(v6231);
+        const bool v6233 = v6228 >= v6232;
+        const float v6234 = v5628.x[2];
+        const unsigned int v6235 = __float_as_uint(v6234);
+        const bool v6236 = v6228 < v6235;
+        const bool v6237 = v6233 && v6236;
+        const float v6239 = v6230 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6240 = v6237 ? v6239 : __uint_as_float(0xff800000u);
+        v5322.x[27] = v6240;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6241 = static_cast<unsigned int>(v5322.col(28, iron_linear_thread() & 31u));
+        const float v6243 = v5322.x[28];
+        const float v6244 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6245 = __float_as_uint(v6244);
+        const bool v6246 = v6241 >= v6245;
+        const float v6247 = v5628.x[0];
+        const unsigned int v6248 = __float_as_uint(v6247);
+        const bool v6249 = v6241 < v6248;
+        const bool v6250 = v6246 && v6249;
+        const float v6252 = v6243 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6253 = v6250 ? v6252 : __uint_as_float(0xff800000u);
+        v5322.x[28] = v6253;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6254 = static_cast<unsigned int>(v5322.col(29, iron_linear_thread() & 31u));
+        const float v6256 = v5322.x[29];
+        const float v6257 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6258 = __float_as_uint(v6257);
+        const bool v6259 = v6254 >= v6258;
+        const float v6260 = v5628.x[0];
+        const unsigned int v6261 = __float_as_uint(v6260);
+        const bool v6262 = v6254 < v6261;
+        const bool v6263 = v6259 && v6262;
+        const float v6265 = v6256 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6266 = v6263 ? v6265 : __uint_as_float(0xff800000u);
+        v5322.x[29] = v6266;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6267 = static_cast<unsigned int>(v5322.col(30, iron_linear_thread() & 31u));
+        const float v6269 = v5322.x[30];
+        const float v6270 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6271 = __float_as_uint(v6270);
+        const bool v6272 = v6267 >= v6271;
+        const float v6273 = v5628.x[2];
+        const unsigned int v6274 = __float_as_uint(v6273);
+        const bool v6275 = v6267 < v6274;
+        const bool v6276 = v6272 && v6275;
+        const float v6278 = v6269 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6279 = v6276 ? v6278 : __uint_as_float(0xff800000u);
+        v5322.x[30] = v6279;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6280 = static_cast<unsigned int>(v5322.col(31, iron_linear_thread() & 31u));
+        const float v6282 = v5322.x[31];
+        const float v6283 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6284 = __float_as_uint(v6283);
+        const bool v6285 = v6280 >= v6284;
+        const float v6286 = v5628.x[2];
+        const unsigned int v6287 = __float_as_uint(v6286);
+        const bool v6288 = v6280 < v6287;
+        const bool v6289 = v6285 && v6288;
+        const float v6291 = v6282 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6292 = v6289 ? v6291 : __uint_as_float(0xff800000u);
+        v5322.x[31] = v6292;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6293 = static_cast<unsigned int>(v5322.col(32, iron_linear_thread() & 31u));
+        const float v6295 = v5322.x[32];
+        const float v6296 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6297 = __float_as_uint(v6296);
+        const bool v6298 = v6293 >= v6297;
+        const float v6299 = v5628.x[0];
+        const unsigned int v6300 = __float_as_uint(v6299);
+        const bool v6301 = v6293 < v6300;
+        const bool v6302 = v6298 && v6301;
+        const float v6304 = v6295 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6305 = v6302 ? v6304 : __uint_as_float(0xff800000u);
+        v5322.x[32] = v6305;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6306 = static_cast<unsigned int>(v5322.col(33, iron_linear_thread() & 31u));
+        const float v6308 = v5322.x[33];
+        const float v6309 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6310 = __float_as_uint(v6309);
+        const bool v6311 = v6306 >= v6310;
+        const float v6312 = v5628.x[0];
+        const unsigned int v6313 = __float_as_uint(v6312);
+        const bool v6314 = v6306 < v6313;
+        const bool v6315 = v6311 && v6314;
+        const float v6317 = v6308 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6318 = v6315 ? v6317 : __uint_as_float(0xff800000u);
+        v5322.x[33] = v6318;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6319 = static_cast<unsigned int>(v5322.col(34, iron_linear_thread() & 31u));
+        const float v6321 = v5322.x[34];
+        const float v6322 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6323 = __float_as_uint(v6322);
+        const bool v6324 = v6319 >= v6323;
+        const float v6325 = v5628.x[2];
+        const unsigned int v6326 = __float_as_uint(v6325);
+        const bool v6327 = v6319 < v6326;
+        const bool v6328 = v6324 && v6327;
+        const float v6330 = v6321 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6331 = v6328 ? v6330 : __uint_as_float(0xff800000u);
+        v5322.x[34] = v6331;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6332 = static_cast<unsigned int>(v5322.col(35, iron_linear_thread() & 31u));
+        const float v6334 = v5322.x[35];
+        const float v6335 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6336 = __float_as_uint(v6335);
+        const bool v6337 = v6332 >= v6336;
+        const float v6338 = v5628.x[2];
+        const unsigned int v6339 = __float_as_uint(v6338);
+        const bool v6340 = v6332 < v6339;
+        const bool v6341 = v6337 && v6340;
+        const float v6343 = v6334 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6344 = v6341 ? v6343 : __uint_as_float(0xff800000u);
+        v5322.x[35] = v6344;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6345 = static_cast<unsigned int>(v5322.col(36, iron_linear_thread() & 31u));
+        const float v6347 = v5322.x[36];
+        const float v6348 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6349 = __float_as_uint(v6348);
+        const bool v6350 = v6345 >= v6349;
+        const float v6351 = v5628.x[0];
+        const unsigned int v6352 = __float_as_uint(v6351);
+        const bool v6353 = v6345 < v6352;
+        const bool v6354 = v6350 && v6353;
+        const float v6356 = v6347 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6357 = v6354 ? v6356 : __uint_as_float(0xff800000u);
+        v5322.x[36] = v6357;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6358 = static_cast<unsigned int>(v5322.col(37, iron_linear_thread() & 31u));
+        const float v6360 = v5322.x[37];
+        const float v6361 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6362 = __float_as_uint(v6361);
+        const bool v6363 = v6358 >= v6362;
+        const float v6364 = v5628.x[0];
+        const unsigned int v6365 = __float_as_uint(v6364);
+        const bool v6366 = v6358 < v6365;
+        const bool v6367 = v6363 && v6366;
+        const float v6369 = v6360 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6370 = v6367 ? v6369 : __uint_as_float(0xff800000u);
+        v5322.x[37] = v6370;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6371 = static_cast<unsigned int>(v5322.col(38, iron_linear_thread() & 31u));
+        const float v6373 = v5322.x[38];
+        const float v6374 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6375 = __float_as_uint(v6374);
+        const bool v6376 = v6371 >= v6375;
+        const float v6377 = v5628.x[2];
+        const unsigned int v6378 = __float_as_uint(v6377);
+        const bool v6379 = v6371 < v6378;
+        const bool v6380 = v6376 && v6379;
+        const float v6382 = v6373 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6383 = v6380 ? v6382 : __uint_as_float(0xff800000u);
+        v5322.x[38] = v6383;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6384 = static_cast<unsigned int>(v5322.col(39, iron_linear_thread() & 31u));
+        const float v6386 = v5322.x[39];
+        const float v6387 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6388 = __float_as_uint(v6387);
+        const bool v6389 = v6384 >= v6388;
+        const float v6390 = v5628.x[2];
+        const unsigned int v6391 = __float_as_uint(v6390);
+        const bool v6392 = v6384 < v6391;
+        const bool v6393 = v6389 && v6392;
+        const float v6395 = v6386 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6396 = v6393 ? v6395 : __uint_as_float(0xff800000u);
+        v5322.x[39] = v6396;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6397 = static_cast<unsigned int>(v5322.col(40, iron_linear_thread() & 31u));
+        const float v6399 = v5322.x[40];
+        const float v6400 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6401 = __float_as_uint(v6400);
+        const bool v6402 = v6397 >= v6401;
+        const float v6403 = v5628.x[0];
+        const unsigned int v6404 = __float_as_uint(v6403);
+        const bool v6405 = v6397 < v6404;
+        const bool v6406 = v6402 && v6405;
+        const float v6408 = v6399 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6409 = v6406 ? v6408 : __uint_as_float(0xff800000u);
+        v5322.x[40] = v6409;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6410 = static_cast<unsigned int>(v5322.col(41, iron_linear_thread() & 31u));
+        const float v6412 = v5322.x[41];
+        const float v6413 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6414 = __float_as_uint(v6413);
+        const bool v6415 = v6410 >= v6414;
+        const float v6416 = v5628.x[0];
+        const unsigned int v6417 = __float_as_uint(v6416);
+        const bool v6418 = v6410 < v6417;
+        const bool v6419 = v6415 && v6418;
+        const float v6421 = v6412 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6422 = v6419 ? v6421 : __uint_as_float(0xff800000u);
+        v5322.x[41] = v6422;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6423 = static_cast<unsigned int>(v5322.col(42, iron_linear_thread() & 31u));
+        const float v6425 = v5322.x[42];
+        const float v6426 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6427 = __float_as_uint(v6426);
+        const bool v6428 = v6423 >= v6427;
+        const float v6429 = v5628.x[2];
+        const unsigned int v6430 = __float_as_uint(v6429);
+        const bool v6431 = v6423 < v6430;
+        const bool v6432 = v6428 && v6431;
+        const float v6434 = v6425 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6435 = v6432 ? v6434 : __uint_as_float(0xff800000u);
+        v5322.x[42] = v6435;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6436 = static_cast<unsigned int>(v5322.col(43, iron_linear_thread() & 31u));
+        const float v6438 = v5322.x[43];
+        const float v6439 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6440 = __float_as_uint(v6439);
+        const bool v6441 = v6436 >= v6440;
+        const float v6442 = v5628.x[2];
+        const unsigned int v6443 = __float_as_uint(v6442);
+        const bool v6444 = v6436 < v6443;
+        const bool v6445 = v6441 && v6444;
+        const float v6447 = v6438 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6448 = v6445 ? v6447 : __uint_as_float(0xff800000u);
+        v5322.x[43] = v6448;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6449 = static_cast<unsigned int>(v5322.col(44, iron_linear_thread() & 31u));
+        const float v6451 = v5322.x[44];
+        const float v6452 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6453 = __float_as_uint(v6452);
+        const bool v6454 = v6449 >= v6453;
+        const float v6455 = v5628.x[0];
+        const unsigned int v6456 = __float_as_uint(v6455);
+        const bool v6457 = v6449 < v6456;
+        const bool v6458 = v6454 && v6457;
+        const float v6460 = v6451 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6461 = v6458 ? v6460 : __uint_as_float(0xff800000u);
+        v5322.x[44] = v6461;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6462 = static_cast<unsigned int>(v5322.col(45, iron_linear_thread() & 31u));
+        const float v6464 = v5322.x[45];
+        const float v6465 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6466 = __float_as_uint(v6465);
+        const bool v6467 = v6462 >= v6466;
+        const float v6468 = v5628.x[0];
+        const unsigned int v6469 = __float_as_uint(v6468);
+        const bool v6470 = v6462 < v6469;
+        const bool v6471 = v6467 && v6470;
+        const float v6473 = v6464 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6474 = v6471 ? v6473 : __uint_as_float(0xff800000u);
+        v5322.x[45] = v6474;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6475 = static_cast<unsigned int>(v5322.col(46, iron_linear_thread() & 31u));
+        const float v6477 = v5322.x[46];
+        const float v6478 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6479 = __float_as_uint(v6478);
+        const bool v6480 = v6475 >= v6479;
+        const float v6481 = v5628.x[2];
+        const unsigned int v6482 = __float_as_uint(v6481);
+        const bool v6483 = v6475 < v6482;
+        const bool v6484 = v6480 && v6483;
+        const float v6486 = v6477 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6487 = v6484 ? v6486 : __uint_as_float(0xff800000u);
+        v5322.x[46] = v6487;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6488 = static_cast<unsigned int>(v5322.col(47, iron_linear_thread() & 31u));
+        const float v6490 = v5322.x[47];
+        const float v6491 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6492 = __float_as_uint(v6491);
+        const bool v6493 = v6488 >= v6492;
+        const float v6494 = v5628.x[2];
+        const unsigned int v6495 = __float_as_uint(v6494);
+        const bool v6496 = v6488 < v6495;
+        const bool v6497 = v6493 && v6496;
+        const float v6499 = v6490 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6500 = v6497 ? v6499 : __uint_as_float(0xff800000u);
+        v5322.x[47] = v6500;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6501 = static_cast<unsigned int>(v5322.col(48, iron_linear_thread() & 31u));
+        const float v6503 = v5322.x[48];
+        const float v6504 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6505 = __float_as_uint(v6504);
+        const bool v6506 = v6501 >= v6505;
+        const float v6507 = v5628.x[0];
+        const unsigned int v6508 = __float_as_uint(v6507);
+        const bool v6509 = v6501 < v6508;
+        const bool v6510 = v6506 && v6509;
+        const float v6512 = v6503 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6513 = v6510 ? v6512 : __uint_as_float(0xff800000u);
+        v5322.x[48] = v6513;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6514 = static_cast<unsigned int>(v5322.col(49, iron_linear_thread() & 31u));
+        const float v6516 = v5322.x[49];
+        const float v6517 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6518 = __float_as_uint(v6517);
+        const bool v6519 = v6514 >= v6518;
+        const float v6520 = v5628.x[0];
+        const unsigned int v6521 = __float_as_uint(v6520);
+        const bool v6522 = v6514 < v6521;
+        const bool v6523 = v6519 && v6522;
+        const float v6525 = v6516 * v325;  // kernels/sdpa/flash_tile.hpp:181
         const float v6526 = v6523 ? v6525 : __uint_as_float(0xff800000u);
-        v6008.x[8] = v6526;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6527 = static_cast<unsigned int>(v6008.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6528 = static_cast<unsigned int>(v6008.row(9, iron_linear_thread() & 31u));
-        const float v6529 = v6008.x[9];
-        const unsigned int v6530 = v46 + v6528;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6531 = v5495 + v6527;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6532 = v6531 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6535 = v6530 + v37;
-        const unsigned int v6536 = v6531 + v18;
-        const bool v6537 = v6536 <= v6535;
-        const bool v6538 = v306 || v6537;
-        const bool v6539 = v6532 && v6538;
-        const unsigned int v6542 = v6531 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6543 = v6542 + v18;
-        const bool v6545 = v6535 < v6543;
-        const bool v6546 = v6048 || v6545;
-        const bool v6547 = v6539 && v6546;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6549 = v6529 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6550 = v6547 ? v6549 : __uint_as_float(0xff800000u);
-        v6008.x[9] = v6550;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6551 = static_cast<unsigned int>(v6008.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6552 = static_cast<unsigned int>(v6008.row(10, iron_linear_thread() & 31u));
-        const float v6553 = v6008.x[10];
-        const unsigned int v6554 = v46 + v6552;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6555 = v5495 + v6551;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6556 = v6555 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6559 = v6554 + v37;
-        const unsigned int v6560 = v6555 + v18;
-        const bool v6561 = v6560 <= v6559;
-        const bool v6562 = v306 || v6561;
-        const bool v6563 = v6556 && v6562;
-        const unsigned int v6566 = v6555 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6567 = v6566 + v18;
-        const bool v6569 = v6559 < v6567;
-        const bool v6570 = v6048 || v6569;
-        const bool v6571 = v6563 && v6570;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6573 = v6553 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6574 = v6571 ? v6573 : __uint_as_float(0xff800000u);
-        v6008.x[10] = v6574;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6575 = static_cast<unsigned int>(v6008.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6576 = static_cast<unsigned int>(v6008.row(11, iron_linear_thread() & 31u));
-        const float v6577 = v6008.x[11];
-        const unsigned int v6578 = v46 + v6576;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6579 = v5495 + v6575;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6580 = v6579 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6583 = v6578 + v37;
-        const unsigned int v6584 = v6579 + v18;
-        const bool v6585 = v6584 <= v6583;
-        const bool v6586 = v306 || v6585;
-        const bool v6587 = v6580 && v6586;
-        const unsigned int v6590 = v6579 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6591 = v6590 + v18;
-        const bool v6593 = v6583 < v6591;
-        const bool v6594 = v6048 || v6593;
-        const bool v6595 = v6587 && v6594;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6597 = v6577 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6598 = v6595 ? v6597 : __uint_as_float(0xff800000u);
-        v6008.x[11] = v6598;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6599 = static_cast<unsigned int>(v6008.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6600 = static_cast<unsigned int>(v6008.row(12, iron_linear_thread() & 31u));
-        const float v6601 = v6008.x[12];
-        const unsigned int v6602 = v46 + v6600;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6603 = v5495 + v6599;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6604 = v6603 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6607 = v6602 + v37;
-        const unsigned int v6608 = v6603 + v18;
-        const bool v6609 = v6608 <= v6607;
-        const bool v6610 = v306 || v6609;
-        const bool v6611 = v6604 && v6610;
-        const unsigned int v6614 = v6603 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6615 = v6614 + v18;
-        const bool v6617 = v6607 < v6615;
-        const bool v6618 = v6048 || v6617;
-        const bool v6619 = v6611 && v6618;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6621 = v6601 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6622 = v6619 ? v6621 : __uint_as_float(0xff800000u);
-        v6008.x[12] = v6622;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6623 = static_cast<unsigned int>(v6008.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6624 = static_cast<unsigned int>(v6008.row(13, iron_linear_thread() & 31u));
-        const float v6625 = v6008.x[13];
-        const unsigned int v6626 = v46 + v6624;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6627 = v5495 + v6623;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6628 = v6627 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6631 = v6626 + v37;
-        const unsigned int v6632 = v6627 + v18;
-        const bool v6633 = v6632 <= v6631;
-        const bool v6634 = v306 || v6633;
-        const bool v6635 = v6628 && v6634;
-        const unsigned int v6638 = v6627 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6639 = v6638 + v18;
-        const bool v6641 = v6631 < v6639;
-        const bool v6642 = v6048 || v6641;
-        const bool v6643 = v6635 && v6642;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6645 = v6625 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6646 = v6643 ? v6645 : __uint_as_float(0xff800000u);
-        v6008.x[13] = v6646;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6647 = static_cast<unsigned int>(v6008.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6648 = static_cast<unsigned int>(v6008.row(14, iron_linear_thread() & 31u));
-        const float v6649 = v6008.x[14];
-        const unsigned int v6650 = v46 + v6648;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6651 = v5495 + v6647;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6652 = v6651 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6655 = v6650 + v37;
-        const unsigned int v6656 = v6651 + v18;
-        const bool v6657 = v6656 <= v6655;
-        const bool v6658 = v306 || v6657;
-        const bool v6659 = v6652 && v6658;
-        const unsigned int v6662 = v6651 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6663 = v6662 + v18;
-        const bool v6665 = v6655 < v6663;
-        const bool v6666 = v6048 || v6665;
-        const bool v6667 = v6659 && v6666;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6669 = v6649 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6670 = v6667 ? v6669 : __uint_as_float(0xff800000u);
-        v6008.x[14] = v6670;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6671 = static_cast<unsigned int>(v6008.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6672 = static_cast<unsigned int>(v6008.row(15, iron_linear_thread() & 31u));
-        const float v6673 = v6008.x[15];
-        const unsigned int v6674 = v46 + v6672;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6675 = v5495 + v6671;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6676 = v6675 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6679 = v6674 + v37;
-        const unsigned int v6680 = v6675 + v18;
-        const bool v6681 = v6680 <= v6679;
-        const bool v6682 = v306 || v6681;
-        const bool v6683 = v6676 && v6682;
-        const unsigned int v6686 = v6675 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6687 = v6686 + v18;
-        const bool v6689 = v6679 < v6687;
-        const bool v6690 = v6048 || v6689;
-        const bool v6691 = v6683 && v6690;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6693 = v6673 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6694 = v6691 ? v6693 : __uint_as_float(0xff800000u);
-        v6008.x[15] = v6694;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6695 = static_cast<unsigned int>(v6008.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6696 = static_cast<unsigned int>(v6008.row(16, iron_linear_thread() & 31u));
-        const float v6697 = v6008.x[16];
-        const unsigned int v6698 = v46 + v6696;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6699 = v5495 + v6695;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6700 = v6699 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6703 = v6698 + v37;
-        const unsigned int v6704 = v6699 + v18;
-        const bool v6705 = v6704 <= v6703;
-        const bool v6706 = v306 || v6705;
-        const bool v6707 = v6700 && v6706;
-        const unsigned int v6710 = v6699 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6711 = v6710 + v18;
-        const bool v6713 = v6703 < v6711;
-        const bool v6714 = v6048 || v6713;
-        const bool v6715 = v6707 && v6714;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6717 = v6697 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6718 = v6715 ? v6717 : __uint_as_float(0xff800000u);
-        v6008.x[16] = v6718;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6719 = static_cast<unsigned int>(v6008.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6720 = static_cast<unsigned int>(v6008.row(17, iron_linear_thread() & 31u));
-        const float v6721 = v6008.x[17];
-        const unsigned int v6722 = v46 + v6720;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6723 = v5495 + v6719;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6724 = v6723 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6727 = v6722 + v37;
-        const unsigned int v6728 = v6723 + v18;
-        const bool v6729 = v6728 <= v6727;
-        const bool v6730 = v306 || v6729;
-        const bool v6731 = v6724 && v6730;
-        const unsigned int v6734 = v6723 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6735 = v6734 + v18;
-        const bool v6737 = v6727 < v6735;
-        const bool v6738 = v6048 || v6737;
-        const bool v6739 = v6731 && v6738;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6741 = v6721 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6742 = v6739 ? v6741 : __uint_as_float(0xff800000u);
-        v6008.x[17] = v6742;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6743 = static_cast<unsigned int>(v6008.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6744 = static_cast<unsigned int>(v6008.row(18, iron_linear_thread() & 31u));
-        const float v6745 = v6008.x[18];
-        const unsigned int v6746 = v46 + v6744;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6747 = v5495 + v6743;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6748 = v6747 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6751 = v6746 + v37;
-        const unsigned int v6752 = v6747 + v18;
-        const bool v6753 = v6752 <= v6751;
-        const bool v6754 = v306 || v6753;
-        const bool v6755 = v6748 && v6754;
-        const unsigned int v6758 = v6747 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6759 = v6758 + v18;
-        const bool v6761 = v6751 < v6759;
-        const bool v6762 = v6048 || v6761;
-        const bool v6763 = v6755 && v6762;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6765 = v6745 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6766 = v6763 ? v6765 : __uint_as_float(0xff800000u);
-        v6008.x[18] = v6766;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6767 = static_cast<unsigned int>(v6008.col(19, iron_linear_thread() & 31u));
-        const unsigned int v6768 = static_cast<unsigned int>(v6008.row(19, iron_linear_thread() & 31u));
-        const float v6769 = v6008.x[19];
-        const unsigned int v6770 = v46 + v6768;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6771 = v5495 + v6767;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6772 = v6771 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6775 = v6770 + v37;
-        const unsigned int v6776 = v6771 + v18;
-        const bool v6777 = v6776 <= v6775;
-        const bool v6778 = v306 || v6777;
-        const bool v6779 = v6772 && v6778;
-        const unsigned int v6782 = v6771 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6783 = v6782 + v18;
-        const bool v6785 = v6775 < v6783;
-        const bool v6786 = v6048 || v6785;
-        const bool v6787 = v6779 && v6786;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6789 = v6769 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6790 = v6787 ? v6789 : __uint_as_float(0xff800000u);
-        v6008.x[19] = v6790;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6791 = static_cast<unsigned int>(v6008.col(20, iron_linear_thread() & 31u));
-        const unsigned int v6792 = static_cast<unsigned int>(v6008.row(20, iron_linear_thread() & 31u));
-        const float v6793 = v6008.x[20];
-        const unsigned int v6794 = v46 + v6792;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6795 = v5495 + v6791;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6796 = v6795 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6799 = v6794 + v37;
-        const unsigned int v6800 = v6795 + v18;
-        const bool v6801 = v6800 <= v6799;
-        const bool v6802 = v306 || v6801;
-        const bool v6803 = v6796 && v6802;
-        const unsigned int v6806 = v6795 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6807 = v6806 + v18;
-        const bool v6809 = v6799 < v6807;
-        const bool v6810 = v6048 || v6809;
-        const bool v6811 = v6803 && v6810;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6813 = v6793 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6814 = v6811 ? v6813 : __uint_as_float(0xff800000u);
-        v6008.x[20] = v6814;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6815 = static_cast<unsigned int>(v6008.col(21, iron_linear_thread() & 31u));
-        const unsigned int v6816 = static_cast<unsigned int>(v6008.row(21, iron_linear_thread() & 31u));
-        const float v6817 = v6008.x[21];
-        const unsigned int v6818 = v46 + v6816;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6819 = v5495 + v6815;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6820 = v6819 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6823 = v6818 + v37;
-        const unsigned int v6824 = v6819 + v18;
-        const bool v6825 = v6824 <= v6823;
-        const bool v6826 = v306 || v6825;
-        const bool v6827 = v6820 && v6826;
-        const unsigned int v6830 = v6819 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6831 = v6830 + v18;
-        const bool v6833 = v6823 < v6831;
-        const bool v6834 = v6048 || v6833;
-        const bool v6835 = v6827 && v6834;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6837 = v6817 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6838 = v6835 ? v6837 : __uint_as_float(0xff800000u);
-        v6008.x[21] = v6838;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6839 = static_cast<unsigned int>(v6008.col(22, iron_linear_thread() & 31u));
-        const unsigned int v6840 = static_cast<unsigned int>(v6008.row(22, iron_linear_thread() & 31u));
-        const float v6841 = v6008.x[22];
-        const unsigned int v6842 = v46 + v6840;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6843 = v5495 + v6839;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6844 = v6843 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6847 = v6842 + v37;
-        const unsigned int v6848 = v6843 + v18;
-        const bool v6849 = v6848 <= v6847;
-        const bool v6850 = v306 || v6849;
-        const bool v6851 = v6844 && v6850;
-        const unsigned int v6854 = v6843 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6855 = v6854 + v18;
-        const bool v6857 = v6847 < v6855;
-        const bool v6858 = v6048 || v6857;
-        const bool v6859 = v6851 && v6858;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6861 = v6841 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6862 = v6859 ? v6861 : __uint_as_float(0xff800000u);
-        v6008.x[22] = v6862;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6863 = static_cast<unsigned int>(v6008.col(23, iron_linear_thread() & 31u));
-        const unsigned int v6864 = static_cast<unsigned int>(v6008.row(23, iron_linear_thread() & 31u));
-        const float v6865 = v6008.x[23];
-        const unsigned int v6866 = v46 + v6864;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6867 = v5495 + v6863;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6868 = v6867 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6871 = v6866 + v37;
-        const unsigned int v6872 = v6867 + v18;
-        const bool v6873 = v6872 <= v6871;
-        const bool v6874 = v306 || v6873;
-        const bool v6875 = v6868 && v6874;
-        const unsigned int v6878 = v6867 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6879 = v6878 + v18;
-        const bool v6881 = v6871 < v6879;
-        const bool v6882 = v6048 || v6881;
-        const bool v6883 = v6875 && v6882;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6885 = v6865 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6886 = v6883 ? v6885 : __uint_as_float(0xff800000u);
-        v6008.x[23] = v6886;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6887 = static_cast<unsigned int>(v6008.col(24, iron_linear_thread() & 31u));
-        const unsigned int v6888 = static_cast<unsigned int>(v6008.row(24, iron_linear_thread() & 31u));
-        const float v6889 = v6008.x[24];
-        const unsigned int v6890 = v46 + v6888;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6891 = v5495 + v6887;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6892 = v6891 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6895 = v6890 + v37;
-        const unsigned int v6896 = v6891 + v18;
-        const bool v6897 = v6896 <= v6895;
-        const bool v6898 = v306 || v6897;
-        const bool v6899 = v6892 && v6898;
-        const unsigned int v6902 = v6891 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6903 = v6902 + v18;
-        const bool v6905 = v6895 < v6903;
-        const bool v6906 = v6048 || v6905;
-        const bool v6907 = v6899 && v6906;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6909 = v6889 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6910 = v6907 ? v6909 : __uint_as_float(0xff800000u);
-        v6008.x[24] = v6910;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6911 = static_cast<unsigned int>(v6008.col(25, iron_linear_thread() & 31u));
-        const unsigned int v6912 = static_cast<unsigned int>(v6008.row(25, iron_linear_thread() & 31u));
-        const float v6913 = v6008.x[25];
-        const unsigned int v6914 = v46 + v6912;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6915 = v5495 + v6911;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6916 = v6915 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6919 = v6914 + v37;
-        const unsigned int v6920 = v6915 + v18;
-        const bool v6921 = v6920 <= v6919;
-        const bool v6922 = v306 || v6921;
-        const bool v6923 = v6916 && v6922;
-        const unsigned int v6926 = v6915 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6927 = v6926 + v18;
-        const bool v6929 = v6919 < v6927;
-        const bool v6930 = v6048 || v6929;
-        const bool v6931 = v6923 && v6930;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6933 = v6913 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6934 = v6931 ? v6933 : __uint_as_float(0xff800000u);
-        v6008.x[25] = v6934;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6935 = static_cast<unsigned int>(v6008.col(26, iron_linear_thread() & 31u));
-        const unsigned int v6936 = static_cast<unsigned int>(v6008.row(26, iron_linear_thread() & 31u));
-        const float v6937 = v6008.x[26];
-        const unsigned int v6938 = v46 + v6936;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6939 = v5495 + v6935;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6940 = v6939 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6943 = v6938 + v37;
-        const unsigned int v6944 = v6939 + v18;
-        const bool v6945 = v6944 <= v6943;
-        const bool v6946 = v306 || v6945;
-        const bool v6947 = v6940 && v6946;
-        const unsigned int v6950 = v6939 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6951 = v6950 + v18;
-        const bool v6953 = v6943 < v6951;
-        const bool v6954 = v6048 || v6953;
-        const bool v6955 = v6947 && v6954;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6957 = v6937 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6958 = v6955 ? v6957 : __uint_as_float(0xff800000u);
-        v6008.x[26] = v6958;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6959 = static_cast<unsigned int>(v6008.col(27, iron_linear_thread() & 31u));
-        const unsigned int v6960 = static_cast<unsigned int>(v6008.row(27, iron_linear_thread() & 31u));
-        const float v6961 = v6008.x[27];
-        const unsigned int v6962 = v46 + v6960;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6963 = v5495 + v6959;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6964 = v6963 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6967 = v6962 + v37;
-        const unsigned int v6968 = v6963 + v18;
-        const bool v6969 = v6968 <= v6967;
-        const bool v6970 = v306 || v6969;
-        const bool v6971 = v6964 && v6970;
-        const unsigned int v6974 = v6963 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6975 = v6974 + v18;
-        const bool v6977 = v6967 < v6975;
-        const bool v6978 = v6048 || v6977;
-        const bool v6979 = v6971 && v6978;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6981 = v6961 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6982 = v6979 ? v6981 : __uint_as_float(0xff800000u);
-        v6008.x[27] = v6982;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6983 = static_cast<unsigned int>(v6008.col(28, iron_linear_thread() & 31u));
-        const unsigned int v6984 = static_cast<unsigned int>(v6008.row(28, iron_linear_thread() & 31u));
-        const float v6985 = v6008.x[28];
-        const unsigned int v6986 = v46 + v6984;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6987 = v5495 + v6983;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6988 = v6987 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6991 = v6986 + v37;
-        const unsigned int v6992 = v6987 + v18;
-        const bool v6993 = v6992 <= v6991;
-        const bool v6994 = v306 || v6993;
-        const bool v6995 = v6988 && v6994;
-        const unsigned int v6998 = v6987 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6999 = v6998 + v18;
-        const bool v7001 = v6991 < v6999;
-        const bool v7002 = v6048 || v7001;
-        const bool v7003 = v6995 && v7002;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7005 = v6985 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7006 = v7003 ? v7005 : __uint_as_float(0xff800000u);
-        v6008.x[28] = v7006;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7007 = static_cast<unsigned int>(v6008.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7008 = static_cast<unsigned int>(v6008.row(29, iron_linear_thread() & 31u));
-        const float v7009 = v6008.x[29];
-        const unsigned int v7010 = v46 + v7008;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7011 = v5495 + v7007;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7012 = v7011 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7015 = v7010 + v37;
-        const unsigned int v7016 = v7011 + v18;
-        const bool v7017 = v7016 <= v7015;
-        const bool v7018 = v306 || v7017;
-        const bool v7019 = v7012 && v7018;
-        const unsigned int v7022 = v7011 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7023 = v7022 + v18;
-        const bool v7025 = v7015 < v7023;
-        const bool v7026 = v6048 || v7025;
-        const bool v7027 = v7019 && v7026;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7029 = v7009 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7030 = v7027 ? v7029 : __uint_as_float(0xff800000u);
-        v6008.x[29] = v7030;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7031 = static_cast<unsigned int>(v6008.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7032 = static_cast<unsigned int>(v6008.row(30, iron_linear_thread() & 31u));
-        const float v7033 = v6008.x[30];
-        const unsigned int v7034 = v46 + v7032;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7035 = v5495 + v7031;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7036 = v7035 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7039 = v7034 + v37;
-        const unsigned int v7040 = v7035 + v18;
-        const bool v7041 = v7040 <= v7039;
-        const bool v7042 = v306 || v7041;
-        const bool v7043 = v7036 && v7042;
-        const unsigned int v7046 = v7035 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7047 = v7046 + v18;
-        const bool v7049 = v7039 < v7047;
-        const bool v7050 = v6048 || v7049;
-        const bool v7051 = v7043 && v7050;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7053 = v7033 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7054 = v7051 ? v7053 : __uint_as_float(0xff800000u);
-        v6008.x[30] = v7054;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7055 = static_cast<unsigned int>(v6008.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7056 = static_cast<unsigned int>(v6008.row(31, iron_linear_thread() & 31u));
-        const float v7057 = v6008.x[31];
-        const unsigned int v7058 = v46 + v7056;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7059 = v5495 + v7055;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7060 = v7059 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7063 = v7058 + v37;
-        const unsigned int v7064 = v7059 + v18;
-        const bool v7065 = v7064 <= v7063;
-        const bool v7066 = v306 || v7065;
-        const bool v7067 = v7060 && v7066;
-        const unsigned int v7070 = v7059 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7071 = v7070 + v18;
-        const bool v7073 = v7063 < v7071;
-        const bool v7074 = v6048 || v7073;
-        const bool v7075 = v7067 && v7074;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7077 = v7057 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7078 = v7075 ? v7077 : __uint_as_float(0xff800000u);
-        v6008.x[31] = v7078;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7079 = static_cast<unsigned int>(v6008.col(32, iron_linear_thread() & 31u));
-        const unsigned int v7080 = static_cast<unsigned int>(v6008.row(32, iron_linear_thread() & 31u));
-        const float v7081 = v6008.x[32];
-        const unsigned int v7082 = v46 + v7080;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7083 = v5495 + v7079;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7084 = v7083 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7087 = v7082 + v37;
-        const unsigned int v7088 = v7083 + v18;
-        const bool v7089 = v7088 <= v7087;
-        const bool v7090 = v306 || v7089;
-        const bool v7091 = v7084 && v7090;
-        const unsigned int v7094 = v7083 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7095 = v7094 + v18;
-        const bool v7097 = v7087 < v7095;
-        const bool v7098 = v6048 || v7097;
-        const bool v7099 = v7091 && v7098;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7101 = v7081 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7102 = v7099 ? v7101 : __uint_as_float(0xff800000u);
-        v6008.x[32] = v7102;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7103 = static_cast<unsigned int>(v6008.col(33, iron_linear_thread() & 31u));
-        const unsigned int v7104 = static_cast<unsigned int>(v6008.row(33, iron_linear_thread() & 31u));
-        const float v7105 = v6008.x[33];
-        const unsigned int v7106 = v46 + v7104;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7107 = v5495 + v7103;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7108 = v7107 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7111 = v7106 + v37;
-        const unsigned int v7112 = v7107 + v18;
-        const bool v7113 = v7112 <= v7111;
-        const bool v7114 = v306 || v7113;
-        const bool v7115 = v7108 && v7114;
-        const unsigned int v7118 = v7107 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7119 = v7118 + v18;
-        const bool v7121 = v7111 < v7119;
-        const bool v7122 = v6048 || v7121;
-        const bool v7123 = v7115 && v7122;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7125 = v7105 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7126 = v7123 ? v7125 : __uint_as_float(0xff800000u);
-        v6008.x[33] = v7126;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7127 = static_cast<unsigned int>(v6008.col(34, iron_linear_thread() & 31u));
-        const unsigned int v7128 = static_cast<unsigned int>(v6008.row(34, iron_linear_thread() & 31u));
-        const float v7129 = v6008.x[34];
-        const unsigned int v7130 = v46 + v7128;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7131 = v5495 + v7127;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7132 = v7131 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7135 = v7130 + v37;
-        const unsigned int v7136 = v7131 + v18;
-        const bool v7137 = v7136 <= v7135;
-        const bool v7138 = v306 || v7137;
-        const bool v7139 = v7132 && v7138;
-        const unsigned int v7142 = v7131 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7143 = v7142 + v18;
-        const bool v7145 = v7135 < v7143;
-        const bool v7146 = v6048 || v7145;
-        const bool v7147 = v7139 && v7146;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7149 = v7129 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7150 = v7147 ? v7149 : __uint_as_float(0xff800000u);
-        v6008.x[34] = v7150;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7151 = static_cast<unsigned int>(v6008.col(35, iron_linear_thread() & 31u));
-        const unsigned int v7152 = static_cast<unsigned int>(v6008.row(35, iron_linear_thread() & 31u));
-        const float v7153 = v6008.x[35];
-        const unsigned int v7154 = v46 + v7152;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7155 = v5495 + v7151;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7156 = v7155 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7159 = v7154 + v37;
-        const unsigned int v7160 = v7155 + v18;
-        const bool v7161 = v7160 <= v7159;
-        const bool v7162 = v306 || v7161;
-        const bool v7163 = v7156 && v7162;
-        const unsigned int v7166 = v7155 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7167 = v7166 + v18;
-        const bool v7169 = v7159 < v7167;
-        const bool v7170 = v6048 || v7169;
-        const bool v7171 = v7163 && v7170;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7173 = v7153 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7174 = v7171 ? v7173 : __uint_as_float(0xff800000u);
-        v6008.x[35] = v7174;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7175 = static_cast<unsigned int>(v6008.col(36, iron_linear_thread() & 31u));
-        const unsigned int v7176 = static_cast<unsigned int>(v6008.row(36, iron_linear_thread() & 31u));
-        const float v7177 = v6008.x[36];
-        const unsigned int v7178 = v46 + v7176;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7179 = v5495 + v7175;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7180 = v7179 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7183 = v7178 + v37;
-        const unsigned int v7184 = v7179 + v18;
-        const bool v7185 = v7184 <= v7183;
-        const bool v7186 = v306 || v7185;
-        const bool v7187 = v7180 && v7186;
-        const unsigned int v7190 = v7179 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7191 = v7190 + v18;
-        const bool v7193 = v7183 < v7191;
-        const bool v7194 = v6048 || v7193;
-        const bool v7195 = v7187 && v7194;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7197 = v7177 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7198 = v7195 ? v7197 : __uint_as_float(0xff800000u);
-        v6008.x[36] = v7198;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7199 = static_cast<unsigned int>(v6008.col(37, iron_linear_thread() & 31u));
-        const unsigned int v7200 = static_cast<unsigned int>(v6008.row(37, iron_linear_thread() & 31u));
-        const float v7201 = v6008.x[37];
-        const unsigned int v7202 = v46 + v7200;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7203 = v5495 + v7199;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7204 = v7203 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7207 = v7202 + v37;
-        const unsigned int v7208 = v7203 + v18;
-        const bool v7209 = v7208 <= v7207;
-        const bool v7210 = v306 || v7209;
-        const bool v7211 = v7204 && v7210;
-        const unsigned int v7214 = v7203 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7215 = v7214 + v18;
-        const bool v7217 = v7207 < v7215;
-        const bool v7218 = v6048 || v7217;
-        const bool v7219 = v7211 && v7218;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7221 = v7201 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7222 = v7219 ? v7221 : __uint_as_float(0xff800000u);
-        v6008.x[37] = v7222;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7223 = static_cast<unsigned int>(v6008.col(38, iron_linear_thread() & 31u));
-        const unsigned int v7224 = static_cast<unsigned int>(v6008.row(38, iron_linear_thread() & 31u));
-        const float v7225 = v6008.x[38];
-        const unsigned int v7226 = v46 + v7224;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7227 = v5495 + v7223;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7228 = v7227 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7231 = v7226 + v37;
-        const unsigned int v7232 = v7227 + v18;
-        const bool v7233 = v7232 <= v7231;
-        const bool v7234 = v306 || v7233;
-        const bool v7235 = v7228 && v7234;
-        const unsigned int v7238 = v7227 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7239 = v7238 + v18;
-        const bool v7241 = v7231 < v7239;
-        const bool v7242 = v6048 || v7241;
-        const bool v7243 = v7235 && v7242;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7245 = v7225 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7246 = v7243 ? v7245 : __uint_as_float(0xff800000u);
-        v6008.x[38] = v7246;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7247 = static_cast<unsigned int>(v6008.col(39, iron_linear_thread() & 31u));
-        const unsigned int v7248 = static_cast<unsigned int>(v6008.row(39, iron_linear_thread() & 31u));
-        const float v7249 = v6008.x[39];
-        const unsigned int v7250 = v46 + v7248;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7251 = v5495 + v7247;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7252 = v7251 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7255 = v7250 + v37;
-        const unsigned int v7256 = v7251 + v18;
-        const bool v7257 = v7256 <= v7255;
-        const bool v7258 = v306 || v7257;
-        const bool v7259 = v7252 && v7258;
-        const unsigned int v7262 = v7251 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7263 = v7262 + v18;
-        const bool v7265 = v7255 < v7263;
-        const bool v7266 = v6048 || v7265;
-        const bool v7267 = v7259 && v7266;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7269 = v7249 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7270 = v7267 ? v7269 : __uint_as_float(0xff800000u);
-        v6008.x[39] = v7270;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7271 = static_cast<unsigned int>(v6008.col(40, iron_linear_thread() & 31u));
-        const unsigned int v7272 = static_cast<unsigned int>(v6008.row(40, iron_linear_thread() & 31u));
-        const float v7273 = v6008.x[40];
-        const unsigned int v7274 = v46 + v7272;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7275 = v5495 + v7271;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7276 = v7275 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7279 = v7274 + v37;
-        const unsigned int v7280 = v7275 + v18;
-        const bool v7281 = v7280 <= v7279;
-        const bool v7282 = v306 || v7281;
-        const bool v7283 = v7276 && v7282;
-        const unsigned int v7286 = v7275 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7287 = v7286 + v18;
-        const bool v7289 = v7279 < v7287;
-        const bool v7290 = v6048 || v7289;
-        const bool v7291 = v7283 && v7290;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7293 = v7273 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7294 = v7291 ? v7293 : __uint_as_float(0xff800000u);
-        v6008.x[40] = v7294;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7295 = static_cast<unsigned int>(v6008.col(41, iron_linear_thread() & 31u));
-        const unsigned int v7296 = static_cast<unsigned int>(v6008.row(41, iron_linear_thread() & 31u));
-        const float v7297 = v6008.x[41];
-        const unsigned int v7298 = v46 + v7296;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7299 = v5495 + v7295;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7300 = v7299 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7303 = v7298 + v37;
-        const unsigned int v7304 = v7299 + v18;
-        const bool v7305 = v7304 <= v7303;
-        const bool v7306 = v306 || v7305;
-        const bool v7307 = v7300 && v7306;
-        const unsigned int v7310 = v7299 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7311 = v7310 + v18;
-        const bool v7313 = v7303 < v7311;
-        const bool v7314 = v6048 || v7313;
-        const bool v7315 = v7307 && v7314;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7317 = v7297 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7318 = v7315 ? v7317 : __uint_as_float(0xff800000u);
-        v6008.x[41] = v7318;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7319 = static_cast<unsigned int>(v6008.col(42, iron_linear_thread() & 31u));
-        const unsigned int v7320 = static_cast<unsigned int>(v6008.row(42, iron_linear_thread() & 31u));
-        const float v7321 = v6008.x[42];
-        const unsigned int v7322 = v46 + v7320;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7323 = v5495 + v7319;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7324 = v7323 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7327 = v7322 + v37;
-        const unsigned int v7328 = v7323 + v18;
-        const bool v7329 = v7328 <= v7327;
-        const bool v7330 = v306 || v7329;
-        const bool v7331 = v7324 && v7330;
-        const unsigned int v7334 = v7323 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7335 = v7334 + v18;
-        const bool v7337 = v7327 < v7335;
-        const bool v7338 = v6048 || v7337;
-        const bool v7339 = v7331 && v7338;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7341 = v7321 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7342 = v7339 ? v7341 : __uint_as_float(0xff800000u);
-        v6008.x[42] = v7342;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7343 = static_cast<unsigned int>(v6008.col(43, iron_linear_thread() & 31u));
-        const unsigned int v7344 = static_cast<unsigned int>(v6008.row(43, iron_linear_thread() & 31u));
-        const float v7345 = v6008.x[43];
-        const unsigned int v7346 = v46 + v7344;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7347 = v5495 + v7343;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7348 = v7347 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7351 = v7346 + v37;
-        const unsigned int v7352 = v7347 + v18;
-        const bool v7353 = v7352 <= v7351;
-        const bool v7354 = v306 || v7353;
-        const bool v7355 = v7348 && v7354;
-        const unsigned int v7358 = v7347 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7359 = v7358 + v18;
-        const bool v7361 = v7351 < v7359;
-        const bool v7362 = v6048 || v7361;
-        const bool v7363 = v7355 && v7362;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7365 = v7345 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7366 = v7363 ? v7365 : __uint_as_float(0xff800000u);
-        v6008.x[43] = v7366;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7367 = static_cast<unsigned int>(v6008.col(44, iron_linear_thread() & 31u));
-        const unsigned int v7368 = static_cast<unsigned int>(v6008.row(44, iron_linear_thread() & 31u));
-        const float v7369 = v6008.x[44];
-        const unsigned int v7370 = v46 + v7368;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7371 = v5495 + v7367;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7372 = v7371 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7375 = v7370 + v37;
-        const unsigned int v7376 = v7371 + v18;
-        const bool v7377 = v7376 <= v7375;
-        const bool v7378 = v306 || v7377;
-        const bool v7379 = v7372 && v7378;
-        const unsigned int v7382 = v7371 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7383 = v7382 + v18;
-        const bool v7385 = v7375 < v7383;
-        const bool v7386 = v6048 || v7385;
-        const bool v7387 = v7379 && v7386;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7389 = v7369 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7390 = v7387 ? v7389 : __uint_as_float(0xff800000u);
-        v6008.x[44] = v7390;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7391 = static_cast<unsigned int>(v6008.col(45, iron_linear_thread() & 31u));
-        const unsigned int v7392 = static_cast<unsigned int>(v6008.row(45, iron_linear_thread() & 31u));
-        const float v7393 = v6008.x[45];
-        const unsigned int v7394 = v46 + v7392;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7395 = v5495 + v7391;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7396 = v7395 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7399 = v7394 + v37;
-        const unsigned int v7400 = v7395 + v18;
-        const bool v7401 = v7400 <= v7399;
-        const bool v7402 = v306 || v7401;
-        const bool v7403 = v7396 && v7402;
-        const unsigned int v7406 = v7395 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7407 = v7406 + v18;
-        const bool v7409 = v7399 < v7407;
-        const bool v7410 = v6048 || v7409;
-        const bool v7411 = v7403 && v7410;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7413 = v7393 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7414 = v7411 ? v7413 : __uint_as_float(0xff800000u);
-        v6008.x[45] = v7414;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7415 = static_cast<unsigned int>(v6008.col(46, iron_linear_thread() & 31u));
-        const unsigned int v7416 = static_cast<unsigned int>(v6008.row(46, iron_linear_thread() & 31u));
-        const float v7417 = v6008.x[46];
-        const unsigned int v7418 = v46 + v7416;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7419 = v5495 + v7415;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7420 = v7419 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7423 = v7418 + v37;
-        const unsigned int v7424 = v7419 + v18;
-        const bool v7425 = v7424 <= v7423;
-        const bool v7426 = v306 || v7425;
-        const bool v7427 = v7420 && v7426;
-        const unsigned int v7430 = v7419 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7431 = v7430 + v18;
-        const bool v7433 = v7423 < v7431;
-        const bool v7434 = v6048 || v7433;
-        const bool v7435 = v7427 && v7434;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7437 = v7417 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7438 = v7435 ? v7437 : __uint_as_float(0xff800000u);
-        v6008.x[46] = v7438;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7439 = static_cast<unsigned int>(v6008.col(47, iron_linear_thread() & 31u));
-        const unsigned int v7440 = static_cast<unsigned int>(v6008.row(47, iron_linear_thread() & 31u));
-        const float v7441 = v6008.x[47];
-        const unsigned int v7442 = v46 + v7440;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7443 = v5495 + v7439;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7444 = v7443 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7447 = v7442 + v37;
-        const unsigned int v7448 = v7443 + v18;
-        const bool v7449 = v7448 <= v7447;
-        const bool v7450 = v306 || v7449;
-        const bool v7451 = v7444 && v7450;
-        const unsigned int v7454 = v7443 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7455 = v7454 + v18;
-        const bool v7457 = v7447 < v7455;
-        const bool v7458 = v6048 || v7457;
-        const bool v7459 = v7451 && v7458;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7461 = v7441 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7462 = v7459 ? v7461 : __uint_as_float(0xff800000u);
-        v6008.x[47] = v7462;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7463 = static_cast<unsigned int>(v6008.col(48, iron_linear_thread() & 31u));
-        const unsigned int v7464 = static_cast<unsigned int>(v6008.row(48, iron_linear_thread() & 31u));
-        const float v7465 = v6008.x[48];
-        const unsigned int v7466 = v46 + v7464;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7467 = v5495 + v7463;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7468 = v7467 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7471 = v7466 + v37;
-        const unsigned int v7472 = v7467 + v18;
-        const bool v7473 = v7472 <= v7471;
-        const bool v7474 = v306 || v7473;
-        const bool v7475 = v7468 && v7474;
-        const unsigned int v7478 = v7467 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7479 = v7478 + v18;
-        const bool v7481 = v7471 < v7479;
-        const bool v7482 = v6048 || v7481;
-        const bool v7483 = v7475 && v7482;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7485 = v7465 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7486 = v7483 ? v7485 : __uint_as_float(0xff800000u);
-        v6008.x[48] = v7486;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7487 = static_cast<unsigned int>(v6008.col(49, iron_linear_thread() & 31u));
-        const unsigned int v7488 = static_cast<unsigned int>(v6008.row(49, iron_linear_thread() & 31u));
-        const float v7489 = v6008.x[49];
-        const unsigned int v7490 = v46 + v7488;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7491 = v5495 + v7487;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7492 = v7491 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7495 = v7490 + v37;
-        const unsigned int v7496 = v7491 + v18;
-        const bool v7497 = v7496 <= v7495;
-        const bool v7498 = v306 || v7497;
-        const bool v7499 = v7492 && v7498;
-        const unsigned int v7502 = v7491 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7503 = v7502 + v18;
-        const bool v7505 = v7495 < v7503;
-        const bool v7506 = v6048 || v7505;
-        const bool v7507 = v7499 && v7506;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7509 = v7489 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7510 = v7507 ? v7509 : __uint_as_float(0xff800000u);
-        v6008.x[49] = v7510;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7511 = static_cast<unsigned int>(v6008.col(50, iron_linear_thread() & 31u));
-        const unsigned int v7512 = static_cast<unsigned int>(v6008.row(50, iron_linear_thread() & 31u));
-        const float v7513 = v6008.x[50];
-        const unsigned int v7514 = v46 + v7512;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7515 = v5495 + v7511;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7516 = v7515 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7519 = v7514 + v37;
-        const unsigned int v7520 = v7515 + v18;
-        const bool v7521 = v7520 <= v7519;
-        const bool v7522 = v306 || v7521;
-        const bool v7523 = v7516 && v7522;
-        const unsigned int v7526 = v7515 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7527 = v7526 + v18;
-        const bool v7529 = v7519 < v7527;
-        const bool v7530 = v6048 || v7529;
-        const bool v7531 = v7523 && v7530;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7533 = v7513 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7534 = v7531 ? v7533 : __uint_as_float(0xff800000u);
-        v6008.x[50] = v7534;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7535 = static_cast<unsigned int>(v6008.col(51, iron_linear_thread() & 31u));
-        const unsigned int v7536 = static_cast<unsigned int>(v6008.row(51, iron_linear_thread() & 31u));
-        const float v7537 = v6008.x[51];
-        const unsigned int v7538 = v46 + v7536;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7539 = v5495 + v7535;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7540 = v7539 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7543 = v7538 + v37;
-        const unsigned int v7544 = v7539 + v18;
-        const bool v7545 = v7544 <= v7543;
-        const bool v7546 = v306 || v7545;
-        const bool v7547 = v7540 && v7546;
-        const unsigned int v7550 = v7539 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7551 = v7550 + v18;
-        const bool v7553 = v7543 < v7551;
-        const bool v7554 = v6048 || v7553;
-        const bool v7555 = v7547 && v7554;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7557 = v7537 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7558 = v7555 ? v7557 : __uint_as_float(0xff800000u);
-        v6008.x[51] = v7558;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7559 = static_cast<unsigned int>(v6008.col(52, iron_linear_thread() & 31u));
-        const unsigned int v7560 = static_cast<unsigned int>(v6008.row(52, iron_linear_thread() & 31u));
-        const float v7561 = v6008.x[52];
-        const unsigned int v7562 = v46 + v7560;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7563 = v5495 + v7559;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7564 = v7563 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7567 = v7562 + v37;
-        const unsigned int v7568 = v7563 + v18;
-        const bool v7569 = v7568 <= v7567;
-        const bool v7570 = v306 || v7569;
-        const bool v7571 = v7564 && v7570;
-        const unsigned int v7574 = v7563 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7575 = v7574 + v18;
-        const bool v7577 = v7567 < v7575;
-        const bool v7578 = v6048 || v7577;
-        const bool v7579 = v7571 && v7578;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7581 = v7561 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7582 = v7579 ? v7581 : __uint_as_float(0xff800000u);
-        v6008.x[52] = v7582;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7583 = static_cast<unsigned int>(v6008.col(53, iron_linear_thread() & 31u));
-        const unsigned int v7584 = static_cast<unsigned int>(v6008.row(53, iron_linear_thread() & 31u));
-        const float v7585 = v6008.x[53];
-        const unsigned int v7586 = v46 + v7584;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7587 = v5495 + v7583;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7588 = v7587 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7591 = v7586 + v37;
-        const unsigned int v7592 = v7587 + v18;
-        const bool v7593 = v7592 <= v7591;
-        const bool v7594 = v306 || v7593;
-        const bool v7595 = v7588 && v7594;
-        const unsigned int v7598 = v7587 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7599 = v7598 + v18;
-        const bool v7601 = v7591 < v7599;
-        const bool v7602 = v6048 || v7601;
-        const bool v7603 = v7595 && v7602;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7605 = v7585 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7606 = v7603 ? v7605 : __uint_as_float(0xff800000u);
-        v6008.x[53] = v7606;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7607 = static_cast<unsigned int>(v6008.col(54, iron_linear_thread() & 31u));
-        const unsigned int v7608 = static_cast<unsigned int>(v6008.row(54, iron_linear_thread() & 31u));
-        const float v7609 = v6008.x[54];
-        const unsigned int v7610 = v46 + v7608;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7611 = v5495 + v7607;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7612 = v7611 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7615 = v7610 + v37;
-        const unsigned int v7616 = v7611 + v18;
-        const bool v7617 = v7616 <= v7615;
-        const bool v7618 = v306 || v7617;
-        const bool v7619 = v7612 && v7618;
-        const unsigned int v7622 = v7611 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7623 = v7622 + v18;
-        const bool v7625 = v7615 < v7623;
-        const bool v7626 = v6048 || v7625;
-        const bool v7627 = v7619 && v7626;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7629 = v7609 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7630 = v7627 ? v7629 : __uint_as_float(0xff800000u);
-        v6008.x[54] = v7630;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7631 = static_cast<unsigned int>(v6008.col(55, iron_linear_thread() & 31u));
-        const unsigned int v7632 = static_cast<unsigned int>(v6008.row(55, iron_linear_thread() & 31u));
-        const float v7633 = v6008.x[55];
-        const unsigned int v7634 = v46 + v7632;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7635 = v5495 + v7631;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7636 = v7635 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7639 = v7634 + v37;
-        const unsigned int v7640 = v7635 + v18;
-        const bool v7641 = v7640 <= v7639;
-        const bool v7642 = v306 || v7641;
-        const bool v7643 = v7636 && v7642;
-        const unsigned int v7646 = v7635 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7647 = v7646 + v18;
-        const bool v7649 = v7639 < v7647;
-        const bool v7650 = v6048 || v7649;
-        const bool v7651 = v7643 && v7650;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7653 = v7633 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7654 = v7651 ? v7653 : __uint_as_float(0xff800000u);
-        v6008.x[55] = v7654;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7655 = static_cast<unsigned int>(v6008.col(56, iron_linear_thread() & 31u));
-        const unsigned int v7656 = static_cast<unsigned int>(v6008.row(56, iron_linear_thread() & 31u));
-        const float v7657 = v6008.x[56];
-        const unsigned int v7658 = v46 + v7656;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7659 = v5495 + v7655;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7660 = v7659 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7663 = v7658 + v37;
-        const unsigned int v7664 = v7659 + v18;
-        const bool v7665 = v7664 <= v7663;
-        const bool v7666 = v306 || v7665;
-        const bool v7667 = v7660 && v7666;
-        const unsigned int v7670 = v7659 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7671 = v7670 + v18;
-        const bool v7673 = v7663 < v7671;
-        const bool v7674 = v6048 || v7673;
-        const bool v7675 = v7667 && v7674;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7677 = v7657 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7678 = v7675 ? v7677 : __uint_as_float(0xff800000u);
-        v6008.x[56] = v7678;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7679 = static_cast<unsigned int>(v6008.col(57, iron_linear_thread() & 31u));
-        const unsigned int v7680 = static_cast<unsigned int>(v6008.row(57, iron_linear_thread() & 31u));
-        const float v7681 = v6008.x[57];
-        const unsigned int v7682 = v46 + v7680;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7683 = v5495 + v7679;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7684 = v7683 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7687 = v7682 + v37;
-        const unsigned int v7688 = v7683 + v18;
-        const bool v7689 = v7688 <= v7687;
-        const bool v7690 = v306 || v7689;
-        const bool v7691 = v7684 && v7690;
-        const unsigned int v7694 = v7683 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7695 = v7694 + v18;
-        const bool v7697 = v7687 < v7695;
-        const bool v7698 = v6048 || v7697;
-        const bool v7699 = v7691 && v7698;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7701 = v7681 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7702 = v7699 ? v7701 : __uint_as_float(0xff800000u);
-        v6008.x[57] = v7702;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7703 = static_cast<unsigned int>(v6008.col(58, iron_linear_thread() & 31u));
-        const unsigned int v7704 = static_cast<unsigned int>(v6008.row(58, iron_linear_thread() & 31u));
-        const float v7705 = v6008.x[58];
-        const unsigned int v7706 = v46 + v7704;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7707 = v5495 + v7703;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7708 = v7707 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7711 = v7706 + v37;
-        const unsigned int v7712 = v7707 + v18;
-        const bool v7713 = v7712 <= v7711;
-        const bool v7714 = v306 || v7713;
-        const bool v7715 = v7708 && v7714;
-        const unsigned int v7718 = v7707 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7719 = v7718 + v18;
-        const bool v7721 = v7711 < v7719;
-        const bool v7722 = v6048 || v7721;
-        const bool v7723 = v7715 && v7722;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7725 = v7705 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7726 = v7723 ? v7725 : __uint_as_float(0xff800000u);
-        v6008.x[58] = v7726;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7727 = static_cast<unsigned int>(v6008.col(59, iron_linear_thread() & 31u));
-        const unsigned int v7728 = static_cast<unsigned int>(v6008.row(59, iron_linear_thread() & 31u));
-        const float v7729 = v6008.x[59];
-        const unsigned int v7730 = v46 + v7728;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7731 = v5495 + v7727;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7732 = v7731 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7735 = v7730 + v37;
-        const unsigned int v7736 = v7731 + v18;
-        const bool v7737 = v7736 <= v7735;
-        const bool v7738 = v306 || v7737;
-        const bool v7739 = v7732 && v7738;
-        const unsigned int v7742 = v7731 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7743 = v7742 + v18;
-        const bool v7745 = v7735 < v7743;
-        const bool v7746 = v6048 || v7745;
-        const bool v7747 = v7739 && v7746;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7749 = v7729 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7750 = v7747 ? v7749 : __uint_as_float(0xff800000u);
-        v6008.x[59] = v7750;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7751 = static_cast<unsigned int>(v6008.col(60, iron_linear_thread() & 31u));
-        const unsigned int v7752 = static_cast<unsigned int>(v6008.row(60, iron_linear_thread() & 31u));
-        const float v7753 = v6008.x[60];
-        const unsigned int v7754 = v46 + v7752;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7755 = v5495 + v7751;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7756 = v7755 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7759 = v7754 + v37;
-        const unsigned int v7760 = v7755 + v18;
-        const bool v7761 = v7760 <= v7759;
-        const bool v7762 = v306 || v7761;
-        const bool v7763 = v7756 && v7762;
-        const unsigned int v7766 = v7755 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7767 = v7766 + v18;
-        const bool v7769 = v7759 < v7767;
-        const bool v7770 = v6048 || v7769;
-        const bool v7771 = v7763 && v7770;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7773 = v7753 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7774 = v7771 ? v7773 : __uint_as_float(0xff800000u);
-        v6008.x[60] = v7774;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7775 = static_cast<unsigned int>(v6008.col(61, iron_linear_thread() & 31u));
-        const unsigned int v7776 = static_cast<unsigned int>(v6008.row(61, iron_linear_thread() & 31u));
-        const float v7777 = v6008.x[61];
-        const unsigned int v7778 = v46 + v7776;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7779 = v5495 + v7775;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7780 = v7779 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7783 = v7778 + v37;
-        const unsigned int v7784 = v7779 + v18;
-        const bool v7785 = v7784 <= v7783;
-        const bool v7786 = v306 || v7785;
-        const bool v7787 = v7780 && v7786;
-        const unsigned int v7790 = v7779 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7791 = v7790 + v18;
-        const bool v7793 = v7783 < v7791;
-        const bool v7794 = v6048 || v7793;
-        const bool v7795 = v7787 && v7794;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7797 = v7777 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7798 = v7795 ? v7797 : __uint_as_float(0xff800000u);
-        v6008.x[61] = v7798;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7799 = static_cast<unsigned int>(v6008.col(62, iron_linear_thread() & 31u));
-        const unsigned int v7800 = static_cast<unsigned int>(v6008.row(62, iron_linear_thread() & 31u));
-        const float v7801 = v6008.x[62];
-        const unsigned int v7802 = v46 + v7800;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7803 = v5495 + v7799;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7804 = v7803 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7807 = v7802 + v37;
-        const unsigned int v7808 = v7803 + v18;
-        const bool v7809 = v7808 <= v7807;
-        const bool v7810 = v306 || v7809;
-        const bool v7811 = v7804 && v7810;
-        const unsigned int v7814 = v7803 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7815 = v7814 + v18;
-        const bool v7817 = v7807 < v7815;
-        const bool v7818 = v6048 || v7817;
-        const bool v7819 = v7811 && v7818;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7821 = v7801 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7822 = v7819 ? v7821 : __uint_as_float(0xff800000u);
-        v6008.x[62] = v7822;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7823 = static_cast<unsigned int>(v6008.col(63, iron_linear_thread() & 31u));
-        const unsigned int v7824 = static_cast<unsigned int>(v6008.row(63, iron_linear_thread() & 31u));
-        const float v7825 = v6008.x[63];
-        const unsigned int v7826 = v46 + v7824;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7827 = v5495 + v7823;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7828 = v7827 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7831 = v7826 + v37;
-        const unsigned int v7832 = v7827 + v18;
-        const bool v7833 = v7832 <= v7831;
-        const bool v7834 = v306 || v7833;
-        const bool v7835 = v7828 && v7834;
-        const unsigned int v7838 = v7827 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7839 = v7838 + v18;
-        const bool v7841 = v7831 < v7839;
-        const bool v7842 = v6048 || v7841;
-        const bool v7843 = v7835 && v7842;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7845 = v7825 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7846 = v7843 ? v7845 : __uint_as_float(0xff800000u);
-        v6008.x[63] = v7846;  // kernels/sdpa/flash_tile.hpp:152
+        v5322.x[49] = v6526;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6527 = static_cast<unsigned int>(v5322.col(50, iron_linear_thread() & 31u));
+        const float v6529 = v5322.x[50];
+        const float v6530 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6531 = __float_as_uint(v6530);
+        const bool v6532 = v6527 >= v6531;
+        const float v6533 = v5628.x[2];
+        const unsigned int v6534 = __float_as_uint(v6533);
+        const bool v6535 = v6527 < v6534;
+        const bool v6536 = v6532 && v6535;
+        const float v6538 = v6529 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6539 = v6536 ? v6538 : __uint_as_float(0xff800000u);
+        v5322.x[50] = v6539;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6540 = static_cast<unsigned int>(v5322.col(51, iron_linear_thread() & 31u));
+        const float v6542 = v5322.x[51];
+        const float v6543 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6544 = __float_as_uint(v6543);
+        const bool v6545 = v6540 >= v6544;
+        const float v6546 = v5628.x[2];
+        const unsigned int v6547 = __float_as_uint(v6546);
+        const bool v6548 = v6540 < v6547;
+        const bool v6549 = v6545 && v6548;
+        const float v6551 = v6542 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6552 = v6549 ? v6551 : __uint_as_float(0xff800000u);
+        v5322.x[51] = v6552;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6553 = static_cast<unsigned int>(v5322.col(52, iron_linear_thread() & 31u));
+        const float v6555 = v5322.x[52];
+        const float v6556 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6557 = __float_as_uint(v6556);
+        const bool v6558 = v6553 >= v6557;
+        const float v6559 = v5628.x[0];
+        const unsigned int v6560 = __float_as_uint(v6559);
+        const bool v6561 = v6553 < v6560;
+        const bool v6562 = v6558 && v6561;
+        const float v6564 = v6555 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6565 = v6562 ? v6564 : __uint_as_float(0xff800000u);
+        v5322.x[52] = v6565;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6566 = static_cast<unsigned int>(v5322.col(53, iron_linear_thread() & 31u));
+        const float v6568 = v5322.x[53];
+        const float v6569 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6570 = __float_as_uint(v6569);
+        const bool v6571 = v6566 >= v6570;
+        const float v6572 = v5628.x[0];
+        const unsigned int v6573 = __float_as_uint(v6572);
+        const bool v6574 = v6566 < v6573;
+        const bool v6575 = v6571 && v6574;
+        const float v6577 = v6568 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6578 = v6575 ? v6577 : __uint_as_float(0xff800000u);
+        v5322.x[53] = v6578;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6579 = static_cast<unsigned int>(v5322.col(54, iron_linear_thread() & 31u));
+        const float v6581 = v5322.x[54];
+        const float v6582 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6583 = __float_as_uint(v6582);
+        const bool v6584 = v6579 >= v6583;
+        const float v6585 = v5628.x[2];
+        const unsigned int v6586 = __float_as_uint(v6585);
+        const bool v6587 = v6579 < v6586;
+        const bool v6588 = v6584 && v6587;
+        const float v6590 = v6581 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6591 = v6588 ? v6590 : __uint_as_float(0xff800000u);
+        v5322.x[54] = v6591;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6592 = static_cast<unsigned int>(v5322.col(55, iron_linear_thread() & 31u));
+        const float v6594 = v5322.x[55];
+        const float v6595 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6596 = __float_as_uint(v6595);
+        const bool v6597 = v6592 >= v6596;
+        const float v6598 = v5628.x[2];
+        const unsigned int v6599 = __float_as_uint(v6598);
+        const bool v6600 = v6592 < v6599;
+        const bool v6601 = v6597 && v6600;
+        const float v6603 = v6594 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6604 = v6601 ? v6603 : __uint_as_float(0xff800000u);
+        v5322.x[55] = v6604;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6605 = static_cast<unsigned int>(v5322.col(56, iron_linear_thread() & 31u));
+        const float v6607 = v5322.x[56];
+        const float v6608 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6609 = __float_as_uint(v6608);
+        const bool v6610 = v6605 >= v6609;
+        const float v6611 = v5628.x[0];
+        const unsigned int v6612 = __float_as_uint(v6611);
+        const bool v6613 = v6605 < v6612;
+        const bool v6614 = v6610 && v6613;
+        const float v6616 = v6607 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6617 = v6614 ? v6616 : __uint_as_float(0xff800000u);
+        v5322.x[56] = v6617;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6618 = static_cast<unsigned int>(v5322.col(57, iron_linear_thread() & 31u));
+        const float v6620 = v5322.x[57];
+        const float v6621 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6622 = __float_as_uint(v6621);
+        const bool v6623 = v6618 >= v6622;
+        const float v6624 = v5628.x[0];
+        const unsigned int v6625 = __float_as_uint(v6624);
+        const bool v6626 = v6618 < v6625;
+        const bool v6627 = v6623 && v6626;
+        const float v6629 = v6620 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6630 = v6627 ? v6629 : __uint_as_float(0xff800000u);
+        v5322.x[57] = v6630;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6631 = static_cast<unsigned int>(v5322.col(58, iron_linear_thread() & 31u));
+        const float v6633 = v5322.x[58];
+        const float v6634 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6635 = __float_as_uint(v6634);
+        const bool v6636 = v6631 >= v6635;
+        const float v6637 = v5628.x[2];
+        const unsigned int v6638 = __float_as_uint(v6637);
+        const bool v6639 = v6631 < v6638;
+        const bool v6640 = v6636 && v6639;
+        const float v6642 = v6633 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6643 = v6640 ? v6642 : __uint_as_float(0xff800000u);
+        v5322.x[58] = v6643;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6644 = static_cast<unsigned int>(v5322.col(59, iron_linear_thread() & 31u));
+        const float v6646 = v5322.x[59];
+        const float v6647 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6648 = __float_as_uint(v6647);
+        const bool v6649 = v6644 >= v6648;
+        const float v6650 = v5628.x[2];
+        const unsigned int v6651 = __float_as_uint(v6650);
+        const bool v6652 = v6644 < v6651;
+        const bool v6653 = v6649 && v6652;
+        const float v6655 = v6646 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6656 = v6653 ? v6655 : __uint_as_float(0xff800000u);
+        v5322.x[59] = v6656;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6657 = static_cast<unsigned int>(v5322.col(60, iron_linear_thread() & 31u));
+        const float v6659 = v5322.x[60];
+        const float v6660 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6661 = __float_as_uint(v6660);
+        const bool v6662 = v6657 >= v6661;
+        const float v6663 = v5628.x[0];
+        const unsigned int v6664 = __float_as_uint(v6663);
+        const bool v6665 = v6657 < v6664;
+        const bool v6666 = v6662 && v6665;
+        const float v6668 = v6659 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6669 = v6666 ? v6668 : __uint_as_float(0xff800000u);
+        v5322.x[60] = v6669;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6670 = static_cast<unsigned int>(v5322.col(61, iron_linear_thread() & 31u));
+        const float v6672 = v5322.x[61];
+        const float v6673 = v5626.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6674 = __float_as_uint(v6673);
+        const bool v6675 = v6670 >= v6674;
+        const float v6676 = v5628.x[0];
+        const unsigned int v6677 = __float_as_uint(v6676);
+        const bool v6678 = v6670 < v6677;
+        const bool v6679 = v6675 && v6678;
+        const float v6681 = v6672 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6682 = v6679 ? v6681 : __uint_as_float(0xff800000u);
+        v5322.x[61] = v6682;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6683 = static_cast<unsigned int>(v5322.col(62, iron_linear_thread() & 31u));
+        const float v6685 = v5322.x[62];
+        const float v6686 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6687 = __float_as_uint(v6686);
+        const bool v6688 = v6683 >= v6687;
+        const float v6689 = v5628.x[2];
+        const unsigned int v6690 = __float_as_uint(v6689);
+        const bool v6691 = v6683 < v6690;
+        const bool v6692 = v6688 && v6691;
+        const float v6694 = v6685 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6695 = v6692 ? v6694 : __uint_as_float(0xff800000u);
+        v5322.x[62] = v6695;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6696 = static_cast<unsigned int>(v5322.col(63, iron_linear_thread() & 31u));
+        const float v6698 = v5322.x[63];
+        const float v6699 = v5626.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6700 = __float_as_uint(v6699);
+        const bool v6701 = v6696 >= v6700;
+        const float v6702 = v5628.x[2];
+        const unsigned int v6703 = __float_as_uint(v6702);
+        const bool v6704 = v6696 < v6703;
+        const bool v6705 = v6701 && v6704;
+        const float v6707 = v6698 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6708 = v6705 ? v6707 : __uint_as_float(0xff800000u);
+        v5322.x[63] = v6708;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v7848;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v7848, 0.0f);
-      iron_frag<float, 2, 16, 8> v7850;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v7850, 0.0f);
-      iron_frag_row_reduce<false>(v7850, v6008);
-      const float v7854 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7855 = v7850.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7856 = fmaxf(v7854, v7855);
-      const bool v7859 = v7856 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7860 = v7859 ? 0.0f : v7856;
-      const float v7861 = v7854 - v7860;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7862 = iron_exp2_approx(v7861);
-      v7848.x[0] = v7862;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7866 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7867 = v7850.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7868 = fmaxf(v7866, v7867);
-      const bool v7871 = v7868 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7872 = v7871 ? 0.0f : v7868;
-      const float v7873 = v7866 - v7872;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7874 = iron_exp2_approx(v7873);
-      v7848.x[1] = v7874;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7878 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7879 = v7850.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7880 = fmaxf(v7878, v7879);
-      const bool v7883 = v7880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7884 = v7883 ? 0.0f : v7880;
-      const float v7885 = v7878 - v7884;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7886 = iron_exp2_approx(v7885);
-      v7848.x[2] = v7886;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7890 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7891 = v7850.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7892 = fmaxf(v7890, v7891);
-      const bool v7895 = v7892 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7896 = v7895 ? 0.0f : v7892;
-      const float v7897 = v7890 - v7896;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7898 = iron_exp2_approx(v7897);
-      v7848.x[3] = v7898;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7901 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v7902 = v7850.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7903 = fmaxf(v7901, v7902);
-      v327.x[0] = v7903;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7906 = v327.x[1];
-      const float v7907 = v7850.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7908 = fmaxf(v7906, v7907);
-      v327.x[1] = v7908;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7911 = v327.x[2];
-      const float v7912 = v7850.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7913 = fmaxf(v7911, v7912);
-      v327.x[2] = v7913;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7916 = v327.x[3];
-      const float v7917 = v7850.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7918 = fmaxf(v7916, v7917);
-      v327.x[3] = v7918;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7921 = v6008.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v7922 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7925 = v7922 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7926 = v7925 ? 0.0f : v7922;
-      const float v7927 = v7921 - v7926;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7928 = iron_exp2_approx(v7927);
-      v6008.x[0] = v7928;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7931 = v6008.x[1];
-      const float v7932 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7935 = v7932 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7936 = v7935 ? 0.0f : v7932;
-      const float v7937 = v7931 - v7936;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7938 = iron_exp2_approx(v7937);
-      v6008.x[1] = v7938;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7941 = v6008.x[2];
-      const float v7942 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7945 = v7942 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7946 = v7945 ? 0.0f : v7942;
-      const float v7947 = v7941 - v7946;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7948 = iron_exp2_approx(v7947);
-      v6008.x[2] = v7948;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7951 = v6008.x[3];
-      const float v7952 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7955 = v7952 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7956 = v7955 ? 0.0f : v7952;
-      const float v7957 = v7951 - v7956;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7958 = iron_exp2_approx(v7957);
-      v6008.x[3] = v7958;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7961 = v6008.x[4];
-      const float v7962 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7965 = v7962 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7966 = v7965 ? 0.0f : v7962;
-      const float v7967 = v7961 - v7966;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7968 = iron_exp2_approx(v7967);
-      v6008.x[4] = v7968;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7971 = v6008.x[5];
-      const float v7972 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7975 = v7972 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7976 = v7975 ? 0.0f : v7972;
-      const float v7977 = v7971 - v7976;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7978 = iron_exp2_approx(v7977);
-      v6008.x[5] = v7978;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7981 = v6008.x[6];
-      const float v7982 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7985 = v7982 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7986 = v7985 ? 0.0f : v7982;
-      const float v7987 = v7981 - v7986;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7988 = iron_exp2_approx(v7987);
-      v6008.x[6] = v7988;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7991 = v6008.x[7];
-      const float v7992 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7995 = v7992 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7996 = v7995 ? 0.0f : v7992;
-      const float v7997 = v7991 - v7996;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7998 = iron_exp2_approx(v7997);
-      v6008.x[7] = v7998;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8001 = v6008.x[8];
-      const float v8002 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8005 = v8002 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8006 = v8005 ? 0.0f : v8002;
-      const float v8007 = v8001 - v8006;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8008 = iron_exp2_approx(v8007);
-      v6008.x[8] = v8008;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8011 = v6008.x[9];
-      const float v8012 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8015 = v8012 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8016 = v8015 ? 0.0f : v8012;
-      const float v8017 = v8011 - v8016;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8018 = iron_exp2_approx(v8017);
-      v6008.x[9] = v8018;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8021 = v6008.x[10];
-      const float v8022 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8025 = v8022 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8026 = v8025 ? 0.0f : v8022;
-      const float v8027 = v8021 - v8026;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8028 = iron_exp2_approx(v8027);
-      v6008.x[10] = v8028;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8031 = v6008.x[11];
-      const float v8032 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8035 = v8032 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8036 = v8035 ? 0.0f : v8032;
-      const float v8037 = v8031 - v8036;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8038 = iron_exp2_approx(v8037);
-      v6008.x[11] = v8038;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8041 = v6008.x[12];
-      const float v8042 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8045 = v8042 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8046 = v8045 ? 0.0f : v8042;
-      const float v8047 = v8041 - v8046;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8048 = iron_exp2_approx(v8047);
-      v6008.x[12] = v8048;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8051 = v6008.x[13];
-      const float v8052 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8055 = v8052 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8056 = v8055 ? 0.0f : v8052;
-      const float v8057 = v8051 - v8056;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8058 = iron_exp2_approx(v8057);
-      v6008.x[13] = v8058;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8061 = v6008.x[14];
-      const float v8062 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8065 = v8062 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8066 = v8065 ? 0.0f : v8062;
-      const float v8067 = v8061 - v8066;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8068 = iron_exp2_approx(v8067);
-      v6008.x[14] = v8068;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8071 = v6008.x[15];
-      const float v8072 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8075 = v8072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8076 = v8075 ? 0.0f : v8072;
-      const float v8077 = v8071 - v8076;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8078 = iron_exp2_approx(v8077);
-      v6008.x[15] = v8078;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8081 = v6008.x[16];
-      const float v8082 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8085 = v8082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8086 = v8085 ? 0.0f : v8082;
-      const float v8087 = v8081 - v8086;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8088 = iron_exp2_approx(v8087);
-      v6008.x[16] = v8088;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8091 = v6008.x[17];
-      const float v8092 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8095 = v8092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8096 = v8095 ? 0.0f : v8092;
-      const float v8097 = v8091 - v8096;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8098 = iron_exp2_approx(v8097);
-      v6008.x[17] = v8098;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8101 = v6008.x[18];
-      const float v8102 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8105 = v8102 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8106 = v8105 ? 0.0f : v8102;
-      const float v8107 = v8101 - v8106;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8108 = iron_exp2_approx(v8107);
-      v6008.x[18] = v8108;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8111 = v6008.x[19];
-      const float v8112 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8115 = v8112 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8116 = v8115 ? 0.0f : v8112;
-      const float v8117 = v8111 - v8116;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8118 = iron_exp2_approx(v8117);
-      v6008.x[19] = v8118;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8121 = v6008.x[20];
-      const float v8122 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8125 = v8122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8126 = v8125 ? 0.0f : v8122;
-      const float v8127 = v8121 - v8126;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8128 = iron_exp2_approx(v8127);
-      v6008.x[20] = v8128;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8131 = v6008.x[21];
-      const float v8132 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8135 = v8132 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8136 = v8135 ? 0.0f : v8132;
-      const float v8137 = v8131 - v8136;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8138 = iron_exp2_approx(v8137);
-      v6008.x[21] = v8138;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8141 = v6008.x[22];
-      const float v8142 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8145 = v8142 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8146 = v8145 ? 0.0f : v8142;
-      const float v8147 = v8141 - v8146;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8148 = iron_exp2_approx(v8147);
-      v6008.x[22] = v8148;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8151 = v6008.x[23];
-      const float v8152 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8155 = v8152 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8156 = v8155 ? 0.0f : v8152;
-      const float v8157 = v8151 - v8156;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8158 = iron_exp2_approx(v8157);
-      v6008.x[23] = v8158;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8161 = v6008.x[24];
-      const float v8162 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8165 = v8162 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8166 = v8165 ? 0.0f : v8162;
-      const float v8167 = v8161 - v8166;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8168 = iron_exp2_approx(v8167);
-      v6008.x[24] = v8168;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8171 = v6008.x[25];
-      const float v8172 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8175 = v8172 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8176 = v8175 ? 0.0f : v8172;
-      const float v8177 = v8171 - v8176;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8178 = iron_exp2_approx(v8177);
-      v6008.x[25] = v8178;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8181 = v6008.x[26];
-      const float v8182 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8185 = v8182 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8186 = v8185 ? 0.0f : v8182;
-      const float v8187 = v8181 - v8186;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8188 = iron_exp2_approx(v8187);
-      v6008.x[26] = v8188;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8191 = v6008.x[27];
-      const float v8192 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8195 = v8192 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8196 = v8195 ? 0.0f : v8192;
-      const float v8197 = v8191 - v8196;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8198 = iron_exp2_approx(v8197);
-      v6008.x[27] = v8198;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8201 = v6008.x[28];
-      const float v8202 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8205 = v8202 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8206 = v8205 ? 0.0f : v8202;
-      const float v8207 = v8201 - v8206;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8208 = iron_exp2_approx(v8207);
-      v6008.x[28] = v8208;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8211 = v6008.x[29];
-      const float v8212 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8215 = v8212 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8216 = v8215 ? 0.0f : v8212;
-      const float v8217 = v8211 - v8216;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8218 = iron_exp2_approx(v8217);
-      v6008.x[29] = v8218;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8221 = v6008.x[30];
-      const float v8222 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8225 = v8222 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8226 = v8225 ? 0.0f : v8222;
-      const float v8227 = v8221 - v8226;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8228 = iron_exp2_approx(v8227);
-      v6008.x[30] = v8228;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8231 = v6008.x[31];
-      const float v8232 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8235 = v8232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8236 = v8235 ? 0.0f : v8232;
-      const float v8237 = v8231 - v8236;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8238 = iron_exp2_approx(v8237);
-      v6008.x[31] = v8238;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8241 = v6008.x[32];
-      const float v8242 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8245 = v8242 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8246 = v8245 ? 0.0f : v8242;
-      const float v8247 = v8241 - v8246;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8248 = iron_exp2_approx(v8247);
-      v6008.x[32] = v8248;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8251 = v6008.x[33];
-      const float v8252 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8255 = v8252 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8256 = v8255 ? 0.0f : v8252;
-      const float v8257 = v8251 - v8256;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8258 = iron_exp2_approx(v8257);
-      v6008.x[33] = v8258;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8261 = v6008.x[34];
-      const float v8262 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8265 = v8262 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8266 = v8265 ? 0.0f : v8262;
-      const float v8267 = v8261 - v8266;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8268 = iron_exp2_approx(v8267);
-      v6008.x[34] = v8268;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8271 = v6008.x[35];
-      const float v8272 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8275 = v8272 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8276 = v8275 ? 0.0f : v8272;
-      const float v8277 = v8271 - v8276;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8278 = iron_exp2_approx(v8277);
-      v6008.x[35] = v8278;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8281 = v6008.x[36];
-      const float v8282 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8285 = v8282 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8286 = v8285 ? 0.0f : v8282;
-      const float v8287 = v8281 - v8286;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8288 = iron_exp2_approx(v8287);
-      v6008.x[36] = v8288;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8291 = v6008.x[37];
-      const float v8292 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8295 = v8292 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8296 = v8295 ? 0.0f : v8292;
-      const float v8297 = v8291 - v8296;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8298 = iron_exp2_approx(v8297);
-      v6008.x[37] = v8298;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8301 = v6008.x[38];
-      const float v8302 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8305 = v8302 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8306 = v8305 ? 0.0f : v8302;
-      const float v8307 = v8301 - v8306;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8308 = iron_exp2_approx(v8307);
-      v6008.x[38] = v8308;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8311 = v6008.x[39];
-      const float v8312 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8315 = v8312 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8316 = v8315 ? 0.0f : v8312;
-      const float v8317 = v8311 - v8316;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8318 = iron_exp2_approx(v8317);
-      v6008.x[39] = v8318;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8321 = v6008.x[40];
-      const float v8322 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8325 = v8322 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8326 = v8325 ? 0.0f : v8322;
-      const float v8327 = v8321 - v8326;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8328 = iron_exp2_approx(v8327);
-      v6008.x[40] = v8328;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8331 = v6008.x[41];
-      const float v8332 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8335 = v8332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8336 = v8335 ? 0.0f : v8332;
-      const float v8337 = v8331 - v8336;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8338 = iron_exp2_approx(v8337);
-      v6008.x[41] = v8338;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8341 = v6008.x[42];
-      const float v8342 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8345 = v8342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8346 = v8345 ? 0.0f : v8342;
-      const float v8347 = v8341 - v8346;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8348 = iron_exp2_approx(v8347);
-      v6008.x[42] = v8348;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8351 = v6008.x[43];
-      const float v8352 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8355 = v8352 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8356 = v8355 ? 0.0f : v8352;
-      const float v8357 = v8351 - v8356;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8358 = iron_exp2_approx(v8357);
-      v6008.x[43] = v8358;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8361 = v6008.x[44];
-      const float v8362 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8365 = v8362 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8366 = v8365 ? 0.0f : v8362;
-      const float v8367 = v8361 - v8366;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8368 = iron_exp2_approx(v8367);
-      v6008.x[44] = v8368;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8371 = v6008.x[45];
-      const float v8372 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8375 = v8372 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8376 = v8375 ? 0.0f : v8372;
-      const float v8377 = v8371 - v8376;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8378 = iron_exp2_approx(v8377);
-      v6008.x[45] = v8378;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8381 = v6008.x[46];
-      const float v8382 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8385 = v8382 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8386 = v8385 ? 0.0f : v8382;
-      const float v8387 = v8381 - v8386;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8388 = iron_exp2_approx(v8387);
-      v6008.x[46] = v8388;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8391 = v6008.x[47];
-      const float v8392 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8395 = v8392 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8396 = v8395 ? 0.0f : v8392;
-      const float v8397 = v8391 - v8396;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8398 = iron_exp2_approx(v8397);
-      v6008.x[47] = v8398;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8401 = v6008.x[48];
-      const float v8402 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8405 = v8402 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8406 = v8405 ? 0.0f : v8402;
-      const float v8407 = v8401 - v8406;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8408 = iron_exp2_approx(v8407);
-      v6008.x[48] = v8408;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8411 = v6008.x[49];
-      const float v8412 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8415 = v8412 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8416 = v8415 ? 0.0f : v8412;
-      const float v8417 = v8411 - v8416;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8418 = iron_exp2_approx(v8417);
-      v6008.x[49] = v8418;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8421 = v6008.x[50];
-      const float v8422 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8425 = v8422 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8426 = v8425 ? 0.0f : v8422;
-      const float v8427 = v8421 - v8426;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8428 = iron_exp2_approx(v8427);
-      v6008.x[50] = v8428;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8431 = v6008.x[51];
-      const float v8432 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8435 = v8432 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8436 = v8435 ? 0.0f : v8432;
-      const float v8437 = v8431 - v8436;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8438 = iron_exp2_approx(v8437);
-      v6008.x[51] = v8438;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8441 = v6008.x[52];
-      const float v8442 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8445 = v8442 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8446 = v8445 ? 0.0f : v8442;
-      const float v8447 = v8441 - v8446;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8448 = iron_exp2_approx(v8447);
-      v6008.x[52] = v8448;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8451 = v6008.x[53];
-      const float v8452 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8455 = v8452 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8456 = v8455 ? 0.0f : v8452;
-      const float v8457 = v8451 - v8456;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8458 = iron_exp2_approx(v8457);
-      v6008.x[53] = v8458;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8461 = v6008.x[54];
-      const float v8462 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8465 = v8462 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8466 = v8465 ? 0.0f : v8462;
-      const float v8467 = v8461 - v8466;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8468 = iron_exp2_approx(v8467);
-      v6008.x[54] = v8468;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8471 = v6008.x[55];
-      const float v8472 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8475 = v8472 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8476 = v8475 ? 0.0f : v8472;
-      const float v8477 = v8471 - v8476;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8478 = iron_exp2_approx(v8477);
-      v6008.x[55] = v8478;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8481 = v6008.x[56];
-      const float v8482 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8485 = v8482 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8486 = v8485 ? 0.0f : v8482;
-      const float v8487 = v8481 - v8486;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8488 = iron_exp2_approx(v8487);
-      v6008.x[56] = v8488;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8491 = v6008.x[57];
-      const float v8492 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8495 = v8492 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8496 = v8495 ? 0.0f : v8492;
-      const float v8497 = v8491 - v8496;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8498 = iron_exp2_approx(v8497);
-      v6008.x[57] = v8498;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8501 = v6008.x[58];
-      const float v8502 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8505 = v8502 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8506 = v8505 ? 0.0f : v8502;
-      const float v8507 = v8501 - v8506;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8508 = iron_exp2_approx(v8507);
-      v6008.x[58] = v8508;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8511 = v6008.x[59];
-      const float v8512 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8515 = v8512 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8516 = v8515 ? 0.0f : v8512;
-      const float v8517 = v8511 - v8516;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8518 = iron_exp2_approx(v8517);
-      v6008.x[59] = v8518;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8521 = v6008.x[60];
-      const float v8522 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8525 = v8522 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8526 = v8525 ? 0.0f : v8522;
-      const float v8527 = v8521 - v8526;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8528 = iron_exp2_approx(v8527);
-      v6008.x[60] = v8528;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8531 = v6008.x[61];
-      const float v8532 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8535 = v8532 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8536 = v8535 ? 0.0f : v8532;
-      const float v8537 = v8531 - v8536;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8538 = iron_exp2_approx(v8537);
-      v6008.x[61] = v8538;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8541 = v6008.x[62];
-      const float v8542 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8545 = v8542 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8546 = v8545 ? 0.0f : v8542;
-      const float v8547 = v8541 - v8546;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8548 = iron_exp2_approx(v8547);
-      v6008.x[62] = v8548;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8551 = v6008.x[63];
-      const float v8552 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8555 = v8552 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8556 = v8555 ? 0.0f : v8552;
-      const float v8557 = v8551 - v8556;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8558 = iron_exp2_approx(v8557);
-      v6008.x[63] = v8558;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v8560;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v8560, 0.0f);
-      iron_frag_row_reduce<true>(v8560, v6008);
-      const float v8563 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8564 = v8560.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8565 = v7848.x[0];
-      const float v8566 = v8563 * v8565;
-      const float v8567 = v8566 + v8564;
-      v329.x[0] = v8567;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8570 = v329.x[1];
-      const float v8571 = v8560.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8572 = v7848.x[1];
-      const float v8573 = v8570 * v8572;
-      const float v8574 = v8573 + v8571;
-      v329.x[1] = v8574;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8577 = v329.x[2];
-      const float v8578 = v8560.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8579 = v7848.x[2];
-      const float v8580 = v8577 * v8579;
-      const float v8581 = v8580 + v8578;
-      v329.x[2] = v8581;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8584 = v329.x[3];
-      const float v8585 = v8560.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8586 = v7848.x[3];
-      const float v8587 = v8584 * v8586;
-      const float v8588 = v8587 + v8585;
-      v329.x[3] = v8588;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8591 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8592 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8593 = v8591 * v8592;
-      v331.x[0] = v8593;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8596 = v331.x[1];
-      const float v8597 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8598 = v8596 * v8597;
-      v331.x[1] = v8598;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8601 = v331.x[2];
-      const float v8602 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8603 = v8601 * v8602;
-      v331.x[2] = v8603;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8606 = v331.x[3];
-      const float v8607 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8608 = v8606 * v8607;
-      v331.x[3] = v8608;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8611 = v331.x[4];
-      const float v8612 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8613 = v8611 * v8612;
-      v331.x[4] = v8613;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8616 = v331.x[5];
-      const float v8617 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8618 = v8616 * v8617;
-      v331.x[5] = v8618;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8621 = v331.x[6];
-      const float v8622 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8623 = v8621 * v8622;
-      v331.x[6] = v8623;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8626 = v331.x[7];
-      const float v8627 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8628 = v8626 * v8627;
-      v331.x[7] = v8628;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8631 = v331.x[8];
-      const float v8632 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8633 = v8631 * v8632;
-      v331.x[8] = v8633;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8636 = v331.x[9];
-      const float v8637 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8638 = v8636 * v8637;
-      v331.x[9] = v8638;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8641 = v331.x[10];
-      const float v8642 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8643 = v8641 * v8642;
-      v331.x[10] = v8643;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8646 = v331.x[11];
-      const float v8647 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8648 = v8646 * v8647;
-      v331.x[11] = v8648;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8651 = v331.x[12];
-      const float v8652 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8653 = v8651 * v8652;
-      v331.x[12] = v8653;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8656 = v331.x[13];
-      const float v8657 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8658 = v8656 * v8657;
-      v331.x[13] = v8658;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8661 = v331.x[14];
-      const float v8662 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8663 = v8661 * v8662;
-      v331.x[14] = v8663;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8666 = v331.x[15];
-      const float v8667 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8668 = v8666 * v8667;
-      v331.x[15] = v8668;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8671 = v331.x[16];
-      const float v8672 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8673 = v8671 * v8672;
-      v331.x[16] = v8673;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8676 = v331.x[17];
-      const float v8677 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8678 = v8676 * v8677;
-      v331.x[17] = v8678;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8681 = v331.x[18];
-      const float v8682 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8683 = v8681 * v8682;
-      v331.x[18] = v8683;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8686 = v331.x[19];
-      const float v8687 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8688 = v8686 * v8687;
-      v331.x[19] = v8688;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8691 = v331.x[20];
-      const float v8692 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8693 = v8691 * v8692;
-      v331.x[20] = v8693;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8696 = v331.x[21];
-      const float v8697 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8698 = v8696 * v8697;
-      v331.x[21] = v8698;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8701 = v331.x[22];
-      const float v8702 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8703 = v8701 * v8702;
-      v331.x[22] = v8703;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8706 = v331.x[23];
-      const float v8707 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8708 = v8706 * v8707;
-      v331.x[23] = v8708;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8711 = v331.x[24];
-      const float v8712 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8713 = v8711 * v8712;
-      v331.x[24] = v8713;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8716 = v331.x[25];
-      const float v8717 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8718 = v8716 * v8717;
-      v331.x[25] = v8718;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8721 = v331.x[26];
-      const float v8722 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8723 = v8721 * v8722;
-      v331.x[26] = v8723;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8726 = v331.x[27];
-      const float v8727 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8728 = v8726 * v8727;
-      v331.x[27] = v8728;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8731 = v331.x[28];
-      const float v8732 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8733 = v8731 * v8732;
-      v331.x[28] = v8733;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8736 = v331.x[29];
-      const float v8737 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8738 = v8736 * v8737;
-      v331.x[29] = v8738;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8741 = v331.x[30];
-      const float v8742 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8743 = v8741 * v8742;
-      v331.x[30] = v8743;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8746 = v331.x[31];
-      const float v8747 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8748 = v8746 * v8747;
-      v331.x[31] = v8748;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8751 = v333.x[0];
-      const float v8752 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8753 = v8751 * v8752;
-      v333.x[0] = v8753;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8756 = v333.x[1];
-      const float v8757 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8758 = v8756 * v8757;
-      v333.x[1] = v8758;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8761 = v333.x[2];
-      const float v8762 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8763 = v8761 * v8762;
-      v333.x[2] = v8763;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8766 = v333.x[3];
-      const float v8767 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8768 = v8766 * v8767;
-      v333.x[3] = v8768;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8771 = v333.x[4];
-      const float v8772 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8773 = v8771 * v8772;
-      v333.x[4] = v8773;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8776 = v333.x[5];
-      const float v8777 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8778 = v8776 * v8777;
-      v333.x[5] = v8778;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8781 = v333.x[6];
-      const float v8782 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8783 = v8781 * v8782;
-      v333.x[6] = v8783;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8786 = v333.x[7];
-      const float v8787 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8788 = v8786 * v8787;
-      v333.x[7] = v8788;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8791 = v333.x[8];
-      const float v8792 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8793 = v8791 * v8792;
-      v333.x[8] = v8793;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8796 = v333.x[9];
-      const float v8797 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8798 = v8796 * v8797;
-      v333.x[9] = v8798;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8801 = v333.x[10];
-      const float v8802 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8803 = v8801 * v8802;
-      v333.x[10] = v8803;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8806 = v333.x[11];
-      const float v8807 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8808 = v8806 * v8807;
-      v333.x[11] = v8808;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8811 = v333.x[12];
-      const float v8812 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8813 = v8811 * v8812;
-      v333.x[12] = v8813;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8816 = v333.x[13];
-      const float v8817 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8818 = v8816 * v8817;
-      v333.x[13] = v8818;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8821 = v333.x[14];
-      const float v8822 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8823 = v8821 * v8822;
-      v333.x[14] = v8823;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8826 = v333.x[15];
-      const float v8827 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8828 = v8826 * v8827;
-      v333.x[15] = v8828;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8831 = v333.x[16];
-      const float v8832 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8833 = v8831 * v8832;
-      v333.x[16] = v8833;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8836 = v333.x[17];
-      const float v8837 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8838 = v8836 * v8837;
-      v333.x[17] = v8838;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8841 = v333.x[18];
-      const float v8842 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8843 = v8841 * v8842;
-      v333.x[18] = v8843;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8846 = v333.x[19];
-      const float v8847 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8848 = v8846 * v8847;
-      v333.x[19] = v8848;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8851 = v333.x[20];
-      const float v8852 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8853 = v8851 * v8852;
-      v333.x[20] = v8853;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8856 = v333.x[21];
-      const float v8857 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8858 = v8856 * v8857;
-      v333.x[21] = v8858;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8861 = v333.x[22];
-      const float v8862 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8863 = v8861 * v8862;
-      v333.x[22] = v8863;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8866 = v333.x[23];
-      const float v8867 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8868 = v8866 * v8867;
-      v333.x[23] = v8868;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8871 = v333.x[24];
-      const float v8872 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8873 = v8871 * v8872;
-      v333.x[24] = v8873;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8876 = v333.x[25];
-      const float v8877 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8878 = v8876 * v8877;
-      v333.x[25] = v8878;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8881 = v333.x[26];
-      const float v8882 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8883 = v8881 * v8882;
-      v333.x[26] = v8883;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8886 = v333.x[27];
-      const float v8887 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8888 = v8886 * v8887;
-      v333.x[27] = v8888;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8891 = v333.x[28];
-      const float v8892 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8893 = v8891 * v8892;
-      v333.x[28] = v8893;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8896 = v333.x[29];
-      const float v8897 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8898 = v8896 * v8897;
-      v333.x[29] = v8898;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8901 = v333.x[30];
-      const float v8902 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8903 = v8901 * v8902;
-      v333.x[30] = v8903;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8906 = v333.x[31];
-      const float v8907 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8908 = v8906 * v8907;
-      v333.x[31] = v8908;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 128> v8910;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v8910, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8910, v6008);
-      iron_frag_store<false>(v8910, shm3, v8917, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v6710;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v6710, 0.0f);
+      iron_frag<float, 2, 16, 8> v6712;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v6712, 0.0f);
+      iron_frag_row_reduce<false>(v6712, v5322);
+      iron_frag<float, 2, 16, 8> v6714;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v6714, 0.0f);
+      const float v6718 = v6712.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6719 = v327.x[0];
+      const float v6720 = fmaxf(v6719, v6718);
+      const bool v6723 = v6720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6724 = v6723 ? 0.0f : v6720;
+      v6714.x[0] = v6724;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6728 = v6712.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6729 = v327.x[1];
+      const float v6730 = fmaxf(v6729, v6728);
+      const bool v6733 = v6730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6734 = v6733 ? 0.0f : v6730;
+      v6714.x[1] = v6734;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6738 = v6712.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6739 = v327.x[2];
+      const float v6740 = fmaxf(v6739, v6738);
+      const bool v6743 = v6740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6744 = v6743 ? 0.0f : v6740;
+      v6714.x[2] = v6744;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6748 = v6712.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6749 = v327.x[3];
+      const float v6750 = fmaxf(v6749, v6748);
+      const bool v6753 = v6750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6754 = v6753 ? 0.0f : v6750;
+      v6714.x[3] = v6754;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6758 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6760 = v6719 - v6758;
+      const float v6761 = iron_exp2_approx(v6760);
+      v6710.x[0] = v6761;  // kernels/sdpa/flash_tile.hpp:213
+      const float v6765 = v6714.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6767 = v6729 - v6765;
+      const float v6768 = iron_exp2_approx(v6767);
+      v6710.x[1] = v6768;  // kernels/sdpa/flash_tile.hpp:213
+      const float v6772 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6774 = v6739 - v6772;
+      const float v6775 = iron_exp2_approx(v6774);
+      v6710.x[2] = v6775;  // kernels/sdpa/flash_tile.hpp:213
+      const float v6779 = v6714.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6781 = v6749 - v6779;
+      const float v6782 = iron_exp2_approx(v6781);
+      v6710.x[3] = v6782;  // kernels/sdpa/flash_tile.hpp:213
+      v327.x[0] = v6720;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6790 = v327.x[1];
+      const float v6792 = fmaxf(v6790, v6728);  // kernels/sdpa/flash_tile.hpp:217
+      v327.x[1] = v6792;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6795 = v327.x[2];
+      const float v6797 = fmaxf(v6795, v6738);  // kernels/sdpa/flash_tile.hpp:217
+      v327.x[2] = v6797;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6800 = v327.x[3];
+      const float v6802 = fmaxf(v6800, v6748);  // kernels/sdpa/flash_tile.hpp:217
+      v327.x[3] = v6802;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6805 = v5322.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v6806 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6807 = v6805 - v6806;
+      const float v6808 = iron_exp2_approx(v6807);
+      v5322.x[0] = v6808;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6811 = v5322.x[1];
+      const float v6812 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6813 = v6811 - v6812;
+      const float v6814 = iron_exp2_approx(v6813);
+      v5322.x[1] = v6814;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6817 = v5322.x[2];
+      const float v6818 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6819 = v6817 - v6818;
+      const float v6820 = iron_exp2_approx(v6819);
+      v5322.x[2] = v6820;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6823 = v5322.x[3];
+      const float v6824 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6825 = v6823 - v6824;
+      const float v6826 = iron_exp2_approx(v6825);
+      v5322.x[3] = v6826;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6829 = v5322.x[4];
+      const float v6830 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6831 = v6829 - v6830;
+      const float v6832 = iron_exp2_approx(v6831);
+      v5322.x[4] = v6832;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6835 = v5322.x[5];
+      const float v6836 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6837 = v6835 - v6836;
+      const float v6838 = iron_exp2_approx(v6837);
+      v5322.x[5] = v6838;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6841 = v5322.x[6];
+      const float v6842 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6843 = v6841 - v6842;
+      const float v6844 = iron_exp2_approx(v6843);
+      v5322.x[6] = v6844;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6847 = v5322.x[7];
+      const float v6848 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6849 = v6847 - v6848;
+      const float v6850 = iron_exp2_approx(v6849);
+      v5322.x[7] = v6850;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6853 = v5322.x[8];
+      const float v6854 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6855 = v6853 - v6854;
+      const float v6856 = iron_exp2_approx(v6855);
+      v5322.x[8] = v6856;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6859 = v5322.x[9];
+      const float v6860 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6861 = v6859 - v6860;
+      const float v6862 = iron_exp2_approx(v6861);
+      v5322.x[9] = v6862;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6865 = v5322.x[10];
+      const float v6866 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6867 = v6865 - v6866;
+      const float v6868 = iron_exp2_approx(v6867);
+      v5322.x[10] = v6868;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6871 = v5322.x[11];
+      const float v6872 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6873 = v6871 - v6872;
+      const float v6874 = iron_exp2_approx(v6873);
+      v5322.x[11] = v6874;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6877 = v5322.x[12];
+      const float v6878 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6879 = v6877 - v6878;
+      const float v6880 = iron_exp2_approx(v6879);
+      v5322.x[12] = v6880;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6883 = v5322.x[13];
+      const float v6884 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6885 = v6883 - v6884;
+      const float v6886 = iron_exp2_approx(v6885);
+      v5322.x[13] = v6886;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6889 = v5322.x[14];
+      const float v6890 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6891 = v6889 - v6890;
+      const float v6892 = iron_exp2_approx(v6891);
+      v5322.x[14] = v6892;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6895 = v5322.x[15];
+      const float v6896 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6897 = v6895 - v6896;
+      const float v6898 = iron_exp2_approx(v6897);
+      v5322.x[15] = v6898;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6901 = v5322.x[16];
+      const float v6902 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6903 = v6901 - v6902;
+      const float v6904 = iron_exp2_approx(v6903);
+      v5322.x[16] = v6904;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6907 = v5322.x[17];
+      const float v6908 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6909 = v6907 - v6908;
+      const float v6910 = iron_exp2_approx(v6909);
+      v5322.x[17] = v6910;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6913 = v5322.x[18];
+      const float v6914 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6915 = v6913 - v6914;
+      const float v6916 = iron_exp2_approx(v6915);
+      v5322.x[18] = v6916;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6919 = v5322.x[19];
+      const float v6920 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6921 = v6919 - v6920;
+      const float v6922 = iron_exp2_approx(v6921);
+      v5322.x[19] = v6922;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6925 = v5322.x[20];
+      const float v6926 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6927 = v6925 - v6926;
+      const float v6928 = iron_exp2_approx(v6927);
+      v5322.x[20] = v6928;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6931 = v5322.x[21];
+      const float v6932 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6933 = v6931 - v6932;
+      const float v6934 = iron_exp2_approx(v6933);
+      v5322.x[21] = v6934;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6937 = v5322.x[22];
+      const float v6938 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6939 = v6937 - v6938;
+      const float v6940 = iron_exp2_approx(v6939);
+      v5322.x[22] = v6940;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6943 = v5322.x[23];
+      const float v6944 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6945 = v6943 - v6944;
+      const float v6946 = iron_exp2_approx(v6945);
+      v5322.x[23] = v6946;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6949 = v5322.x[24];
+      const float v6950 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6951 = v6949 - v6950;
+      const float v6952 = iron_exp2_approx(v6951);
+      v5322.x[24] = v6952;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6955 = v5322.x[25];
+      const float v6956 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6957 = v6955 - v6956;
+      const float v6958 = iron_exp2_approx(v6957);
+      v5322.x[25] = v6958;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6961 = v5322.x[26];
+      const float v6962 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6963 = v6961 - v6962;
+      const float v6964 = iron_exp2_approx(v6963);
+      v5322.x[26] = v6964;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6967 = v5322.x[27];
+      const float v6968 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6969 = v6967 - v6968;
+      const float v6970 = iron_exp2_approx(v6969);
+      v5322.x[27] = v6970;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6973 = v5322.x[28];
+      const float v6974 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6975 = v6973 - v6974;
+      const float v6976 = iron_exp2_approx(v6975);
+      v5322.x[28] = v6976;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6979 = v5322.x[29];
+      const float v6980 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6981 = v6979 - v6980;
+      const float v6982 = iron_exp2_approx(v6981);
+      v5322.x[29] = v6982;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6985 = v5322.x[30];
+      const float v6986 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6987 = v6985 - v6986;
+      const float v6988 = iron_exp2_approx(v6987);
+      v5322.x[30] = v6988;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6991 = v5322.x[31];
+      const float v6992 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6993 = v6991 - v6992;
+      const float v6994 = iron_exp2_approx(v6993);
+      v5322.x[31] = v6994;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6997 = v5322.x[32];
+      const float v6998 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6999 = v6997 - v6998;
+      const float v7000 = iron_exp2_approx(v6999);
+      v5322.x[32] = v7000;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7003 = v5322.x[33];
+      const float v7004 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7005 = v7003 - v7004;
+      const float v7006 = iron_exp2_approx(v7005);
+      v5322.x[33] = v7006;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7009 = v5322.x[34];
+      const float v7010 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7011 = v7009 - v7010;
+      const float v7012 = iron_exp2_approx(v7011);
+      v5322.x[34] = v7012;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7015 = v5322.x[35];
+      const float v7016 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7017 = v7015 - v7016;
+      const float v7018 = iron_exp2_approx(v7017);
+      v5322.x[35] = v7018;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7021 = v5322.x[36];
+      const float v7022 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7023 = v7021 - v7022;
+      const float v7024 = iron_exp2_approx(v7023);
+      v5322.x[36] = v7024;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7027 = v5322.x[37];
+      const float v7028 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7029 = v7027 - v7028;
+      const float v7030 = iron_exp2_approx(v7029);
+      v5322.x[37] = v7030;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7033 = v5322.x[38];
+      const float v7034 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7035 = v7033 - v7034;
+      const float v7036 = iron_exp2_approx(v7035);
+      v5322.x[38] = v7036;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7039 = v5322.x[39];
+      const float v7040 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7041 = v7039 - v7040;
+      const float v7042 = iron_exp2_approx(v7041);
+      v5322.x[39] = v7042;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7045 = v5322.x[40];
+      const float v7046 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7047 = v7045 - v7046;
+      const float v7048 = iron_exp2_approx(v7047);
+      v5322.x[40] = v7048;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7051 = v5322.x[41];
+      const float v7052 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7053 = v7051 - v7052;
+      const float v7054 = iron_exp2_approx(v7053);
+      v5322.x[41] = v7054;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7057 = v5322.x[42];
+      const float v7058 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7059 = v7057 - v7058;
+      const float v7060 = iron_exp2_approx(v7059);
+      v5322.x[42] = v7060;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7063 = v5322.x[43];
+      const float v7064 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7065 = v7063 - v7064;
+      const float v7066 = iron_exp2_approx(v7065);
+      v5322.x[43] = v7066;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7069 = v5322.x[44];
+      const float v7070 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7071 = v7069 - v7070;
+      const float v7072 = iron_exp2_approx(v7071);
+      v5322.x[44] = v7072;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7075 = v5322.x[45];
+      const float v7076 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7077 = v7075 - v7076;
+      const float v7078 = iron_exp2_approx(v7077);
+      v5322.x[45] = v7078;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7081 = v5322.x[46];
+      const float v7082 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7083 = v7081 - v7082;
+      const float v7084 = iron_exp2_approx(v7083);
+      v5322.x[46] = v7084;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7087 = v5322.x[47];
+      const float v7088 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7089 = v7087 - v7088;
+      const float v7090 = iron_exp2_approx(v7089);
+      v5322.x[47] = v7090;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7093 = v5322.x[48];
+      const float v7094 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7095 = v7093 - v7094;
+      const float v7096 = iron_exp2_approx(v7095);
+      v5322.x[48] = v7096;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7099 = v5322.x[49];
+      const float v7100 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7101 = v7099 - v7100;
+      const float v7102 = iron_exp2_approx(v7101);
+      v5322.x[49] = v7102;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7105 = v5322.x[50];
+      const float v7106 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7107 = v7105 - v7106;
+      const float v7108 = iron_exp2_approx(v7107);
+      v5322.x[50] = v7108;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7111 = v5322.x[51];
+      const float v7112 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7113 = v7111 - v7112;
+      const float v7114 = iron_exp2_approx(v7113);
+      v5322.x[51] = v7114;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7117 = v5322.x[52];
+      const float v7118 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7119 = v7117 - v7118;
+      const float v7120 = iron_exp2_approx(v7119);
+      v5322.x[52] = v7120;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7123 = v5322.x[53];
+      const float v7124 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7125 = v7123 - v7124;
+      const float v7126 = iron_exp2_approx(v7125);
+      v5322.x[53] = v7126;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7129 = v5322.x[54];
+      const float v7130 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7131 = v7129 - v7130;
+      const float v7132 = iron_exp2_approx(v7131);
+      v5322.x[54] = v7132;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7135 = v5322.x[55];
+      const float v7136 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7137 = v7135 - v7136;
+      const float v7138 = iron_exp2_approx(v7137);
+      v5322.x[55] = v7138;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7141 = v5322.x[56];
+      const float v7142 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7143 = v7141 - v7142;
+      const float v7144 = iron_exp2_approx(v7143);
+      v5322.x[56] = v7144;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7147 = v5322.x[57];
+      const float v7148 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7149 = v7147 - v7148;
+      const float v7150 = iron_exp2_approx(v7149);
+      v5322.x[57] = v7150;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7153 = v5322.x[58];
+      const float v7154 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7155 = v7153 - v7154;
+      const float v7156 = iron_exp2_approx(v7155);
+      v5322.x[58] = v7156;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7159 = v5322.x[59];
+      const float v7160 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7161 = v7159 - v7160;
+      const float v7162 = iron_exp2_approx(v7161);
+      v5322.x[59] = v7162;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7165 = v5322.x[60];
+      const float v7166 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7167 = v7165 - v7166;
+      const float v7168 = iron_exp2_approx(v7167);
+      v5322.x[60] = v7168;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7171 = v5322.x[61];
+      const float v7172 = v6714.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7173 = v7171 - v7172;
+      const float v7174 = iron_exp2_approx(v7173);
+      v5322.x[61] = v7174;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7177 = v5322.x[62];
+      const float v7178 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7179 = v7177 - v7178;
+      const float v7180 = iron_exp2_approx(v7179);
+      v5322.x[62] = v7180;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7183 = v5322.x[63];
+      const float v7184 = v6714.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7185 = v7183 - v7184;
+      const float v7186 = iron_exp2_approx(v7185);
+      v5322.x[63] = v7186;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v7188;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v7188, 0.0f);
+      iron_frag_row_reduce<true>(v7188, v5322);
+      const float v7191 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v7192 = v7188.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7193 = v6710.x[0];
+      const float v7194 = v7191 * v7193;
+      const float v7195 = v7194 + v7192;
+      v329.x[0] = v7195;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7198 = v329.x[1];
+      const float v7199 = v7188.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7200 = v6710.x[1];
+      const float v7201 = v7198 * v7200;
+      const float v7202 = v7201 + v7199;
+      v329.x[1] = v7202;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7205 = v329.x[2];
+      const float v7206 = v7188.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7207 = v6710.x[2];
+      const float v7208 = v7205 * v7207;
+      const float v7209 = v7208 + v7206;
+      v329.x[2] = v7209;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7212 = v329.x[3];
+      const float v7213 = v7188.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7214 = v6710.x[3];
+      const float v7215 = v7212 * v7214;
+      const float v7216 = v7215 + v7213;
+      v329.x[3] = v7216;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7219 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v7220 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7221 = v7219 * v7220;
+      v331.x[0] = v7221;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7224 = v331.x[1];
+      const float v7225 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7226 = v7224 * v7225;
+      v331.x[1] = v7226;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7229 = v331.x[2];
+      const float v7230 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7231 = v7229 * v7230;
+      v331.x[2] = v7231;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7234 = v331.x[3];
+      const float v7235 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7236 = v7234 * v7235;
+      v331.x[3] = v7236;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7239 = v331.x[4];
+      const float v7240 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7241 = v7239 * v7240;
+      v331.x[4] = v7241;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7244 = v331.x[5];
+      const float v7245 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7246 = v7244 * v7245;
+      v331.x[5] = v7246;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7249 = v331.x[6];
+      const float v7250 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7251 = v7249 * v7250;
+      v331.x[6] = v7251;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7254 = v331.x[7];
+      const float v7255 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7256 = v7254 * v7255;
+      v331.x[7] = v7256;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7259 = v331.x[8];
+      const float v7260 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7261 = v7259 * v7260;
+      v331.x[8] = v7261;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7264 = v331.x[9];
+      const float v7265 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7266 = v7264 * v7265;
+      v331.x[9] = v7266;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7269 = v331.x[10];
+      const float v7270 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7271 = v7269 * v7270;
+      v331.x[10] = v7271;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7274 = v331.x[11];
+      const float v7275 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7276 = v7274 * v7275;
+      v331.x[11] = v7276;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7279 = v331.x[12];
+      const float v7280 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7281 = v7279 * v7280;
+      v331.x[12] = v7281;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7284 = v331.x[13];
+      const float v7285 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7286 = v7284 * v7285;
+      v331.x[13] = v7286;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7289 = v331.x[14];
+      const float v7290 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7291 = v7289 * v7290;
+      v331.x[14] = v7291;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7294 = v331.x[15];
+      const float v7295 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7296 = v7294 * v7295;
+      v331.x[15] = v7296;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7299 = v331.x[16];
+      const float v7300 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7301 = v7299 * v7300;
+      v331.x[16] = v7301;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7304 = v331.x[17];
+      const float v7305 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7306 = v7304 * v7305;
+      v331.x[17] = v7306;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7309 = v331.x[18];
+      const float v7310 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7311 = v7309 * v7310;
+      v331.x[18] = v7311;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7314 = v331.x[19];
+      const float v7315 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7316 = v7314 * v7315;
+      v331.x[19] = v7316;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7319 = v331.x[20];
+      const float v7320 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7321 = v7319 * v7320;
+      v331.x[20] = v7321;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7324 = v331.x[21];
+      const float v7325 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7326 = v7324 * v7325;
+      v331.x[21] = v7326;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7329 = v331.x[22];
+      const float v7330 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7331 = v7329 * v7330;
+      v331.x[22] = v7331;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7334 = v331.x[23];
+      const float v7335 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7336 = v7334 * v7335;
+      v331.x[23] = v7336;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7339 = v331.x[24];
+      const float v7340 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7341 = v7339 * v7340;
+      v331.x[24] = v7341;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7344 = v331.x[25];
+      const float v7345 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7346 = v7344 * v7345;
+      v331.x[25] = v7346;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7349 = v331.x[26];
+      const float v7350 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7351 = v7349 * v7350;
+      v331.x[26] = v7351;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7354 = v331.x[27];
+      const float v7355 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7356 = v7354 * v7355;
+      v331.x[27] = v7356;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7359 = v331.x[28];
+      const float v7360 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7361 = v7359 * v7360;
+      v331.x[28] = v7361;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7364 = v331.x[29];
+      const float v7365 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7366 = v7364 * v7365;
+      v331.x[29] = v7366;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7369 = v331.x[30];
+      const float v7370 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7371 = v7369 * v7370;
+      v331.x[30] = v7371;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7374 = v331.x[31];
+      const float v7375 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7376 = v7374 * v7375;
+      v331.x[31] = v7376;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7379 = v333.x[0];
+      const float v7380 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7381 = v7379 * v7380;
+      v333.x[0] = v7381;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7384 = v333.x[1];
+      const float v7385 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7386 = v7384 * v7385;
+      v333.x[1] = v7386;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7389 = v333.x[2];
+      const float v7390 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7391 = v7389 * v7390;
+      v333.x[2] = v7391;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7394 = v333.x[3];
+      const float v7395 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7396 = v7394 * v7395;
+      v333.x[3] = v7396;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7399 = v333.x[4];
+      const float v7400 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7401 = v7399 * v7400;
+      v333.x[4] = v7401;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7404 = v333.x[5];
+      const float v7405 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7406 = v7404 * v7405;
+      v333.x[5] = v7406;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7409 = v333.x[6];
+      const float v7410 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7411 = v7409 * v7410;
+      v333.x[6] = v7411;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7414 = v333.x[7];
+      const float v7415 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7416 = v7414 * v7415;
+      v333.x[7] = v7416;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7419 = v333.x[8];
+      const float v7420 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7421 = v7419 * v7420;
+      v333.x[8] = v7421;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7424 = v333.x[9];
+      const float v7425 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7426 = v7424 * v7425;
+      v333.x[9] = v7426;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7429 = v333.x[10];
+      const float v7430 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7431 = v7429 * v7430;
+      v333.x[10] = v7431;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7434 = v333.x[11];
+      const float v7435 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7436 = v7434 * v7435;
+      v333.x[11] = v7436;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7439 = v333.x[12];
+      const float v7440 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7441 = v7439 * v7440;
+      v333.x[12] = v7441;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7444 = v333.x[13];
+      const float v7445 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7446 = v7444 * v7445;
+      v333.x[13] = v7446;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7449 = v333.x[14];
+      const float v7450 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7451 = v7449 * v7450;
+      v333.x[14] = v7451;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7454 = v333.x[15];
+      const float v7455 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7456 = v7454 * v7455;
+      v333.x[15] = v7456;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7459 = v333.x[16];
+      const float v7460 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7461 = v7459 * v7460;
+      v333.x[16] = v7461;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7464 = v333.x[17];
+      const float v7465 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7466 = v7464 * v7465;
+      v333.x[17] = v7466;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7469 = v333.x[18];
+      const float v7470 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7471 = v7469 * v7470;
+      v333.x[18] = v7471;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7474 = v333.x[19];
+      const float v7475 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7476 = v7474 * v7475;
+      v333.x[19] = v7476;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7479 = v333.x[20];
+      const float v7480 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7481 = v7479 * v7480;
+      v333.x[20] = v7481;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7484 = v333.x[21];
+      const float v7485 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7486 = v7484 * v7485;
+      v333.x[21] = v7486;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7489 = v333.x[22];
+      const float v7490 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7491 = v7489 * v7490;
+      v333.x[22] = v7491;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7494 = v333.x[23];
+      const float v7495 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7496 = v7494 * v7495;
+      v333.x[23] = v7496;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7499 = v333.x[24];
+      const float v7500 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7501 = v7499 * v7500;
+      v333.x[24] = v7501;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7504 = v333.x[25];
+      const float v7505 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7506 = v7504 * v7505;
+      v333.x[25] = v7506;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7509 = v333.x[26];
+      const float v7510 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7511 = v7509 * v7510;
+      v333.x[26] = v7511;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7514 = v333.x[27];
+      const float v7515 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7516 = v7514 * v7515;
+      v333.x[27] = v7516;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7519 = v333.x[28];
+      const float v7520 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7521 = v7519 * v7520;
+      v333.x[28] = v7521;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7524 = v333.x[29];
+      const float v7525 = v6710.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7526 = v7524 * v7525;
+      v333.x[29] = v7526;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7529 = v333.x[30];
+      const float v7530 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7531 = v7529 * v7530;
+      v333.x[30] = v7531;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7534 = v333.x[31];
+      const float v7535 = v6710.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7536 = v7534 * v7535;
+      v333.x[31] = v7536;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 128> v7538;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v7538, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v7538, v5322);
+      iron_frag_store<false>(v7538, shm3, v7545, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v9081;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9081, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9081, shm3, v9072, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9083;
-      iron_frag_fill(v9083, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9083, shm2, v6012, 64u);
-      iron_frag_mma_sync(v331, v9081, v9083);
-      const unsigned int v9090 = v6012 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9092;
-      iron_frag_fill(v9092, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9092, shm3, v9085, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9094;
-      iron_frag_fill(v9094, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9094, shm2, v9090, 64u);
-      iron_frag_mma_sync(v331, v9092, v9094);
-      const unsigned int v9101 = v6012 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9103;
-      iron_frag_fill(v9103, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9103, shm3, v9096, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9105;
-      iron_frag_fill(v9105, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9105, shm2, v9101, 64u);
-      iron_frag_mma_sync(v331, v9103, v9105);
-      const unsigned int v9112 = v6012 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9114;
-      iron_frag_fill(v9114, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9114, shm3, v9107, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9116;
-      iron_frag_fill(v9116, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9116, shm2, v9112, 64u);
-      iron_frag_mma_sync(v331, v9114, v9116);
-      const unsigned int v8938 = v6012 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v9134;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9134, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9134, shm3, v9125, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9136;
-      iron_frag_fill(v9136, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9136, shm2, v8938, 64u);
-      iron_frag_mma_sync(v331, v9134, v9136);
-      const unsigned int v9143 = v8938 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9145;
-      iron_frag_fill(v9145, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9145, shm3, v9138, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9147;
-      iron_frag_fill(v9147, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9147, shm2, v9143, 64u);
-      iron_frag_mma_sync(v331, v9145, v9147);
-      const unsigned int v9154 = v8938 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9156;
-      iron_frag_fill(v9156, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9156, shm3, v9149, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9158;
-      iron_frag_fill(v9158, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9158, shm2, v9154, 64u);
-      iron_frag_mma_sync(v331, v9156, v9158);
-      const unsigned int v9165 = v8938 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9167;
-      iron_frag_fill(v9167, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9167, shm3, v9160, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9169;
-      iron_frag_fill(v9169, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9169, shm2, v9165, 64u);
-      iron_frag_mma_sync(v331, v9167, v9169);
-      iron_frag<iron_bf16, 0, 16, 16> v9187;
-      iron_frag_fill(v9187, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9187, shm3, v9072, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9189;
-      iron_frag_fill(v9189, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9189, shm2, v6025, 64u);
-      iron_frag_mma_sync(v333, v9187, v9189);
-      const unsigned int v9196 = v6025 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9198;
-      iron_frag_fill(v9198, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9198, shm3, v9085, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9200;
-      iron_frag_fill(v9200, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9200, shm2, v9196, 64u);
-      iron_frag_mma_sync(v333, v9198, v9200);
-      const unsigned int v9207 = v6025 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9209;
-      iron_frag_fill(v9209, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9209, shm3, v9096, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9211;
-      iron_frag_fill(v9211, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9211, shm2, v9207, 64u);
-      iron_frag_mma_sync(v333, v9209, v9211);
-      const unsigned int v9218 = v6025 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9220;
-      iron_frag_fill(v9220, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9220, shm3, v9107, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9222;
-      iron_frag_fill(v9222, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9222, shm2, v9218, 64u);
-      iron_frag_mma_sync(v333, v9220, v9222);
-      const unsigned int v8966 = v6025 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v9240;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9240, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9240, shm3, v9125, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9242;
-      iron_frag_fill(v9242, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9242, shm2, v8966, 64u);
-      iron_frag_mma_sync(v333, v9240, v9242);
-      const unsigned int v9249 = v8966 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9251;
-      iron_frag_fill(v9251, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9251, shm3, v9138, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9253;
-      iron_frag_fill(v9253, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9253, shm2, v9249, 64u);
-      iron_frag_mma_sync(v333, v9251, v9253);
-      const unsigned int v9260 = v8966 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9262;
-      iron_frag_fill(v9262, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9262, shm3, v9149, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9264;
-      iron_frag_fill(v9264, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9264, shm2, v9260, 64u);
-      iron_frag_mma_sync(v333, v9262, v9264);
-      const unsigned int v9271 = v8966 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9273;
-      iron_frag_fill(v9273, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9273, shm3, v9160, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9275;
-      iron_frag_fill(v9275, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9275, shm2, v9271, 64u);
-      iron_frag_mma_sync(v333, v9273, v9275);
+      iron_frag<iron_bf16, 0, 16, 16> v7709;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v7709, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7709, shm3, v7700, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7711;
+      iron_frag_fill(v7711, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7711, shm2, v5326, 64u);
+      iron_frag_mma_sync(v331, v7709, v7711);
+      const unsigned int v7718 = v5326 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7720;
+      iron_frag_fill(v7720, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7720, shm3, v7713, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7722;
+      iron_frag_fill(v7722, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7722, shm2, v7718, 64u);
+      iron_frag_mma_sync(v331, v7720, v7722);
+      const unsigned int v7729 = v5326 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7731;
+      iron_frag_fill(v7731, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7731, shm3, v7724, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7733;
+      iron_frag_fill(v7733, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7733, shm2, v7729, 64u);
+      iron_frag_mma_sync(v331, v7731, v7733);
+      const unsigned int v7740 = v5326 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7742;
+      iron_frag_fill(v7742, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7742, shm3, v7735, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7744;
+      iron_frag_fill(v7744, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7744, shm2, v7740, 64u);
+      iron_frag_mma_sync(v331, v7742, v7744);
+      const unsigned int v7566 = v5326 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v7762;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v7762, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7762, shm3, v7753, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7764;
+      iron_frag_fill(v7764, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7764, shm2, v7566, 64u);
+      iron_frag_mma_sync(v331, v7762, v7764);
+      const unsigned int v7771 = v7566 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7773;
+      iron_frag_fill(v7773, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7773, shm3, v7766, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7775;
+      iron_frag_fill(v7775, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7775, shm2, v7771, 64u);
+      iron_frag_mma_sync(v331, v7773, v7775);
+      const unsigned int v7782 = v7566 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7784;
+      iron_frag_fill(v7784, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7784, shm3, v7777, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7786;
+      iron_frag_fill(v7786, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7786, shm2, v7782, 64u);
+      iron_frag_mma_sync(v331, v7784, v7786);
+      const unsigned int v7793 = v7566 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7795;
+      iron_frag_fill(v7795, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7795, shm3, v7788, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7797;
+      iron_frag_fill(v7797, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7797, shm2, v7793, 64u);
+      iron_frag_mma_sync(v331, v7795, v7797);
+      iron_frag<iron_bf16, 0, 16, 16> v7815;
+      iron_frag_fill(v7815, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7815, shm3, v7700, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7817;
+      iron_frag_fill(v7817, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7817, shm2, v5339, 64u);
+      iron_frag_mma_sync(v333, v7815, v7817);
+      const unsigned int v7824 = v5339 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7826;
+      iron_frag_fill(v7826, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7826, shm3, v7713, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7828;
+      iron_frag_fill(v7828, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7828, shm2, v7824, 64u);
+      iron_frag_mma_sync(v333, v7826, v7828);
+      const unsigned int v7835 = v5339 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7837;
+      iron_frag_fill(v7837, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7837, shm3, v7724, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7839;
+      iron_frag_fill(v7839, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7839, shm2, v7835, 64u);
+      iron_frag_mma_sync(v333, v7837, v7839);
+      const unsigned int v7846 = v5339 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7848;
+      iron_frag_fill(v7848, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7848, shm3, v7735, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7850;
+      iron_frag_fill(v7850, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7850, shm2, v7846, 64u);
+      iron_frag_mma_sync(v333, v7848, v7850);
+      const unsigned int v7594 = v5339 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v7868;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v7868, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7868, shm3, v7753, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7870;
+      iron_frag_fill(v7870, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7870, shm2, v7594, 64u);
+      iron_frag_mma_sync(v333, v7868, v7870);
+      const unsigned int v7877 = v7594 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7879;
+      iron_frag_fill(v7879, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7879, shm3, v7766, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7881;
+      iron_frag_fill(v7881, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7881, shm2, v7877, 64u);
+      iron_frag_mma_sync(v333, v7879, v7881);
+      const unsigned int v7888 = v7594 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7890;
+      iron_frag_fill(v7890, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7890, shm3, v7777, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7892;
+      iron_frag_fill(v7892, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7892, shm2, v7888, 64u);
+      iron_frag_mma_sync(v333, v7890, v7892);
+      const unsigned int v7899 = v7594 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7901;
+      iron_frag_fill(v7901, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7901, shm3, v7788, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7903;
+      iron_frag_fill(v7903, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7903, shm2, v7899, 64u);
+      iron_frag_mma_sync(v333, v7901, v7903);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3817 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3819;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3819, 0.0f);
-    const float v3823 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3824 = fmaxf(v3823, v3817);
-    const bool v3827 = v3824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3828 = v3827 ? 0.0f : v3824;
-    v3819.x[0] = v3828;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3832 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3833 = fmaxf(v3832, v3817);
-    const bool v3836 = v3833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3837 = v3836 ? 0.0f : v3833;
-    v3819.x[1] = v3837;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3841 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3842 = fmaxf(v3841, v3817);
-    const bool v3845 = v3842 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3846 = v3845 ? 0.0f : v3842;
-    v3819.x[2] = v3846;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3850 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3851 = fmaxf(v3850, v3817);
-    const bool v3854 = v3851 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3855 = v3854 ? 0.0f : v3851;
-    v3819.x[3] = v3855;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3857;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3857, 0.0f);
-    const float v3861 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3862 = v3817 - v3861;
-    const float v3863 = exp2f(v3862);
-    const float v3865 = v327.x[0];
-    const float v3866 = v3865 - v3861;
-    const float v3867 = exp2f(v3866);
-    const float v3868 = v329.x[0];
-    const float v3869 = v3868 * v3867;
-    const float v3870 = v3869 + v3863;
-    v3857.x[0] = v3870;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3874 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3875 = v3817 - v3874;
-    const float v3876 = exp2f(v3875);
-    const float v3878 = v327.x[1];
-    const float v3879 = v3878 - v3874;
-    const float v3880 = exp2f(v3879);
-    const float v3881 = v329.x[1];
-    const float v3882 = v3881 * v3880;
-    const float v3883 = v3882 + v3876;
-    v3857.x[1] = v3883;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3887 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3888 = v3817 - v3887;
-    const float v3889 = exp2f(v3888);
-    const float v3891 = v327.x[2];
-    const float v3892 = v3891 - v3887;
-    const float v3893 = exp2f(v3892);
-    const float v3894 = v329.x[2];
-    const float v3895 = v3894 * v3893;
-    const float v3896 = v3895 + v3889;
-    v3857.x[2] = v3896;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3900 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3901 = v3817 - v3900;
-    const float v3902 = exp2f(v3901);
-    const float v3904 = v327.x[3];
-    const float v3905 = v3904 - v3900;
-    const float v3906 = exp2f(v3905);
-    const float v3907 = v329.x[3];
-    const float v3908 = v3907 * v3906;
-    const float v3909 = v3908 + v3902;
-    v3857.x[3] = v3909;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v3911, 0.0f);
-    const float v3915 = v3857.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3917 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3918 = v327.x[0];
-    const float v3919 = v3918 - v3917;
-    const float v3920 = exp2f(v3919);
-    const float v3921 = v3920 / v3915;
-    const bool v3923 = v3915 > 0.0f;
-    const float v3924 = v3923 ? v3921 : 0.0f;
-    v3911.x[0] = v3924;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3928 = v3857.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3930 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3931 = v327.x[1];
-    const float v3932 = v3931 - v3930;
-    const float v3933 = exp2f(v3932);
-    const float v3934 = v3933 / v3928;
-    const bool v3936 = v3928 > 0.0f;
-    const float v3937 = v3936 ? v3934 : 0.0f;
-    v3911.x[1] = v3937;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3941 = v3857.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3943 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3944 = v327.x[2];
-    const float v3945 = v3944 - v3943;
-    const float v3946 = exp2f(v3945);
-    const float v3947 = v3946 / v3941;
-    const bool v3949 = v3941 > 0.0f;
-    const float v3950 = v3949 ? v3947 : 0.0f;
-    v3911.x[2] = v3950;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3954 = v3857.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3956 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3957 = v327.x[3];
-    const float v3958 = v3957 - v3956;
-    const float v3959 = exp2f(v3958);
-    const float v3960 = v3959 / v3954;
-    const bool v3962 = v3954 > 0.0f;
-    const float v3963 = v3962 ? v3960 : 0.0f;
-    v3911.x[3] = v3963;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v3965 = v46 + v8590;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3966 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3967 = v331.x[0];
-    const float v3968 = v3967 * v3966;
-    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3969) {
-      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3975 = v11 + v3965;
-      const unsigned int v3976 = v3975 * v1;
-      const unsigned int v3977 = v3976 + v26;
-      const unsigned int v3978 = v3977 << 7u;
-      const unsigned int v3979 = v3978 + v8589;
-      out[v3979] = v3973;
+    const float v3131 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3133;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3133, 0.0f);
+    const float v3137 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3138 = fmaxf(v3137, v3131);
+    const bool v3141 = v3138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3142 = v3141 ? 0.0f : v3138;
+    v3133.x[0] = v3142;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3146 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3147 = fmaxf(v3146, v3131);
+    const bool v3150 = v3147 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3151 = v3150 ? 0.0f : v3147;
+    v3133.x[1] = v3151;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3155 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3156 = fmaxf(v3155, v3131);
+    const bool v3159 = v3156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3160 = v3159 ? 0.0f : v3156;
+    v3133.x[2] = v3160;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3164 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3165 = fmaxf(v3164, v3131);
+    const bool v3168 = v3165 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3169 = v3168 ? 0.0f : v3165;
+    v3133.x[3] = v3169;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3171;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3171, 0.0f);
+    const float v3175 = v3133.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3176 = v3131 - v3175;
+    const float v3177 = exp2f(v3176);
+    const float v3180 = v3137 - v3175;
+    const float v3181 = exp2f(v3180);
+    const float v3182 = v329.x[0];
+    const float v3183 = v3182 * v3181;
+    const float v3184 = v3183 + v3177;
+    v3171.x[0] = v3184;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3188 = v3133.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3189 = v3131 - v3188;
+    const float v3190 = exp2f(v3189);
+    const float v3193 = v3146 - v3188;
+    const float v3194 = exp2f(v3193);
+    const float v3195 = v329.x[1];
+    const float v3196 = v3195 * v3194;
+    const float v3197 = v3196 + v3190;
+    v3171.x[1] = v3197;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3201 = v3133.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3202 = v3131 - v3201;
+    const float v3203 = exp2f(v3202);
+    const float v3206 = v3155 - v3201;
+    const float v3207 = exp2f(v3206);
+    const float v3208 = v329.x[2];
+    const float v3209 = v3208 * v3207;
+    const float v3210 = v3209 + v3203;
+    v3171.x[2] = v3210;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3214 = v3133.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3215 = v3131 - v3214;
+    const float v3216 = exp2f(v3215);
+    const float v3219 = v3164 - v3214;
+    const float v3220 = exp2f(v3219);
+    const float v3221 = v329.x[3];
+    const float v3222 = v3221 * v3220;
+    const float v3223 = v3222 + v3216;
+    v3171.x[3] = v3223;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3225;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3225, 0.0f);
+    const float v3229 = v3171.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3235 = v3181 / v3229;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3237 = v3229 > 0.0f;
+    const float v3238 = v3237 ? v3235 : 0.0f;
+    v3225.x[0] = v3238;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3242 = v3171.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3248 = v3194 / v3242;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3250 = v3242 > 0.0f;
+    const float v3251 = v3250 ? v3248 : 0.0f;
+    v3225.x[1] = v3251;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3255 = v3171.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3261 = v3207 / v3255;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3263 = v3255 > 0.0f;
+    const float v3264 = v3263 ? v3261 : 0.0f;
+    v3225.x[2] = v3264;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3268 = v3171.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3274 = v3220 / v3268;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3276 = v3268 > 0.0f;
+    const float v3277 = v3276 ? v3274 : 0.0f;
+    v3225.x[3] = v3277;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3279 = v46 + v7218;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3280 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3281 = v331.x[0];
+    const float v3282 = v3281 * v3280;
+    const bool v3283 = v3279 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3283) {
+      const iron_bf16 v3287 = iron_f32_to_bf16(v3282);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3289 = v11 + v3279;
+      const unsigned int v3290 = v3289 * v1;
+      const unsigned int v3291 = v3290 + v26;
+      const unsigned int v3292 = v3291 << 7u;
+      const unsigned int v3293 = v3292 + v7217;
+      out[v3293] = v3287;
     }
-    const unsigned int v3981 = v46 + v8595;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3982 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3983 = v331.x[1];
-    const float v3984 = v3983 * v3982;
-    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3985) {
-      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3991 = v11 + v3981;
-      const unsigned int v3992 = v3991 * v1;
-      const unsigned int v3993 = v3992 + v26;
-      const unsigned int v3994 = v3993 << 7u;
-      const unsigned int v3995 = v3994 + v8594;
-      out[v3995] = v3989;
+    const unsigned int v3295 = v46 + v7223;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3296 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3297 = v331.x[1];
+    const float v3298 = v3297 * v3296;
+    const bool v3299 = v3295 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3299) {
+      const iron_bf16 v3303 = iron_f32_to_bf16(v3298);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3305 = v11 + v3295;
+      const unsigned int v3306 = v3305 * v1;
+      const unsigned int v3307 = v3306 + v26;
+      const unsigned int v3308 = v3307 << 7u;
+      const unsigned int v3309 = v3308 + v7222;
+      out[v3309] = v3303;
     }
-    const unsigned int v3997 = v46 + v8600;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3998 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3999 = v331.x[2];
-    const float v4000 = v3999 * v3998;
-    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4001) {
-      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4007 = v11 + v3997;
-      const unsigned int v4008 = v4007 * v1;
-      const unsigned int v4009 = v4008 + v26;
-      const unsigned int v4010 = v4009 << 7u;
-      const unsigned int v4011 = v4010 + v8599;
-      out[v4011] = v4005;
+    const unsigned int v3311 = v46 + v7228;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3312 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3313 = v331.x[2];
+    const float v3314 = v3313 * v3312;
+    const bool v3315 = v3311 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3315) {
+      const iron_bf16 v3319 = iron_f32_to_bf16(v3314);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3321 = v11 + v3311;
+      const unsigned int v3322 = v3321 * v1;
+      const unsigned int v3323 = v3322 + v26;
+      const unsigned int v3324 = v3323 << 7u;
+      const unsigned int v3325 = v3324 + v7227;
+      out[v3325] = v3319;
     }
-    const unsigned int v4013 = v46 + v8605;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4014 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4015 = v331.x[3];
-    const float v4016 = v4015 * v4014;
-    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4017) {
-      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4023 = v11 + v4013;
-      const unsigned int v4024 = v4023 * v1;
-      const unsigned int v4025 = v4024 + v26;
-      const unsigned int v4026 = v4025 << 7u;
-      const unsigned int v4027 = v4026 + v8604;
-      out[v4027] = v4021;
+    const unsigned int v3327 = v46 + v7233;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3328 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3329 = v331.x[3];
+    const float v3330 = v3329 * v3328;
+    const bool v3331 = v3327 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3331) {
+      const iron_bf16 v3335 = iron_f32_to_bf16(v3330);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3337 = v11 + v3327;
+      const unsigned int v3338 = v3337 * v1;
+      const unsigned int v3339 = v3338 + v26;
+      const unsigned int v3340 = v3339 << 7u;
+      const unsigned int v3341 = v3340 + v7232;
+      out[v3341] = v3335;
     }
-    const unsigned int v4029 = v46 + v8610;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4030 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4031 = v331.x[4];
-    const float v4032 = v4031 * v4030;
-    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4033) {
-      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4039 = v11 + v4029;
-      const unsigned int v4040 = v4039 * v1;
-      const unsigned int v4041 = v4040 + v26;
-      const unsigned int v4042 = v4041 << 7u;
-      const unsigned int v4043 = v4042 + v8609;
-      out[v4043] = v4037;
+    const unsigned int v3343 = v46 + v7238;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3344 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3345 = v331.x[4];
+    const float v3346 = v3345 * v3344;
+    const bool v3347 = v3343 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3347) {
+      const iron_bf16 v3351 = iron_f32_to_bf16(v3346);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3353 = v11 + v3343;
+      const unsigned int v3354 = v3353 * v1;
+      const unsigned int v3355 = v3354 + v26;
+      const unsigned int v3356 = v3355 << 7u;
+      const unsigned int v3357 = v3356 + v7237;
+      out[v3357] = v3351;
     }
-    const unsigned int v4045 = v46 + v8615;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4046 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4047 = v331.x[5];
-    const float v4048 = v4047 * v4046;
-    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4049) {
-      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4055 = v11 + v4045;
-      const unsigned int v4056 = v4055 * v1;
-      const unsigned int v4057 = v4056 + v26;
-      const unsigned int v4058 = v4057 << 7u;
-      const unsigned int v4059 = v4058 + v8614;
-      out[v4059] = v4053;
+    const unsigned int v3359 = v46 + v7243;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3360 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3361 = v331.x[5];
+    const float v3362 = v3361 * v3360;
+    const bool v3363 = v3359 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3363) {
+      const iron_bf16 v3367 = iron_f32_to_bf16(v3362);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3369 = v11 + v3359;
+      const unsigned int v3370 = v3369 * v1;
+      const unsigned int v3371 = v3370 + v26;
+      const unsigned int v3372 = v3371 << 7u;
+      const unsigned int v3373 = v3372 + v7242;
+      out[v3373] = v3367;
     }
-    const unsigned int v4061 = v46 + v8620;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4062 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4063 = v331.x[6];
-    const float v4064 = v4063 * v4062;
-    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4065) {
-      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4071 = v11 + v4061;
-      const unsigned int v4072 = v4071 * v1;
-      const unsigned int v4073 = v4072 + v26;
-      const unsigned int v4074 = v4073 << 7u;
-      const unsigned int v4075 = v4074 + v8619;
-      out[v4075] = v4069;
+    const unsigned int v3375 = v46 + v7248;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3376 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3377 = v331.x[6];
+    const float v3378 = v3377 * v3376;
+    const bool v3379 = v3375 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3379) {
+      const iron_bf16 v3383 = iron_f32_to_bf16(v3378);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3385 = v11 + v3375;
+      const unsigned int v3386 = v3385 * v1;
+      const unsigned int v3387 = v3386 + v26;
+      const unsigned int v3388 = v3387 << 7u;
+      const unsigned int v3389 = v3388 + v7247;
+      out[v3389] = v3383;
     }
-    const unsigned int v4077 = v46 + v8625;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4078 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4079 = v331.x[7];
-    const float v4080 = v4079 * v4078;
-    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4081) {
-      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4087 = v11 + v4077;
-      const unsigned int v4088 = v4087 * v1;
-      const unsigned int v4089 = v4088 + v26;
-      const unsigned int v4090 = v4089 << 7u;
-      const unsigned int v4091 = v4090 + v8624;
-      out[v4091] = v4085;
+    const unsigned int v3391 = v46 + v7253;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3392 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3393 = v331.x[7];
+    const float v3394 = v3393 * v3392;
+    const bool v3395 = v3391 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3395) {
+      const iron_bf16 v3399 = iron_f32_to_bf16(v3394);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3401 = v11 + v3391;
+      const unsigned int v3402 = v3401 * v1;
+      const unsigned int v3403 = v3402 + v26;
+      const unsigned int v3404 = v3403 << 7u;
+      const unsigned int v3405 = v3404 + v7252;
+      out[v3405] = v3399;
     }
-    const unsigned int v4093 = v46 + v8630;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4094 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4095 = v331.x[8];
-    const float v4096 = v4095 * v4094;
-    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4097) {
-      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4103 = v11 + v4093;
-      const unsigned int v4104 = v4103 * v1;
-      const unsigned int v4105 = v4104 + v26;
-      const unsigned int v4106 = v4105 << 7u;
-      const unsigned int v4107 = v4106 + v8629;
-      out[v4107] = v4101;
+    const unsigned int v3407 = v46 + v7258;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3408 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3409 = v331.x[8];
+    const float v3410 = v3409 * v3408;
+    const bool v3411 = v3407 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3411) {
+      const iron_bf16 v3415 = iron_f32_to_bf16(v3410);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3417 = v11 + v3407;
+      const unsigned int v3418 = v3417 * v1;
+      const unsigned int v3419 = v3418 + v26;
+      const unsigned int v3420 = v3419 << 7u;
+      const unsigned int v3421 = v3420 + v7257;
+      out[v3421] = v3415;
     }
-    const unsigned int v4109 = v46 + v8635;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4110 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4111 = v331.x[9];
-    const float v4112 = v4111 * v4110;
-    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4113) {
-      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4119 = v11 + v4109;
-      const unsigned int v4120 = v4119 * v1;
-      const unsigned int v4121 = v4120 + v26;
-      const unsigned int v4122 = v4121 << 7u;
-      const unsigned int v4123 = v4122 + v8634;
-      out[v4123] = v4117;
+    const unsigned int v3423 = v46 + v7263;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3424 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3425 = v331.x[9];
+    const float v3426 = v3425 * v3424;
+    const bool v3427 = v3423 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3427) {
+      const iron_bf16 v3431 = iron_f32_to_bf16(v3426);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3433 = v11 + v3423;
+      const unsigned int v3434 = v3433 * v1;
+      const unsigned int v3435 = v3434 + v26;
+      const unsigned int v3436 = v3435 << 7u;
+      const unsigned int v3437 = v3436 + v7262;
+      out[v3437] = v3431;
     }
-    const unsigned int v4125 = v46 + v8640;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4126 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4127 = v331.x[10];
-    const float v4128 = v4127 * v4126;
-    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4129) {
-      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4135 = v11 + v4125;
-      const unsigned int v4136 = v4135 * v1;
-      const unsigned int v4137 = v4136 + v26;
-      const unsigned int v4138 = v4137 << 7u;
-      const unsigned int v4139 = v4138 + v8639;
-      out[v4139] = v4133;
+    const unsigned int v3439 = v46 + v7268;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3440 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3441 = v331.x[10];
+    const float v3442 = v3441 * v3440;
+    const bool v3443 = v3439 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3443) {
+      const iron_bf16 v3447 = iron_f32_to_bf16(v3442);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3449 = v11 + v3439;
+      const unsigned int v3450 = v3449 * v1;
+      const unsigned int v3451 = v3450 + v26;
+      const unsigned int v3452 = v3451 << 7u;
+      const unsigned int v3453 = v3452 + v7267;
+      out[v3453] = v3447;
     }
-    const unsigned int v4141 = v46 + v8645;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4142 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4143 = v331.x[11];
-    const float v4144 = v4143 * v4142;
-    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4145) {
-      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4151 = v11 + v4141;
-      const unsigned int v4152 = v4151 * v1;
-      const unsigned int v4153 = v4152 + v26;
-      const unsigned int v4154 = v4153 << 7u;
-      const unsigned int v4155 = v4154 + v8644;
-      out[v4155] = v4149;
+    const unsigned int v3455 = v46 + v7273;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3456 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3457 = v331.x[11];
+    const float v3458 = v3457 * v3456;
+    const bool v3459 = v3455 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3459) {
+      const iron_bf16 v3463 = iron_f32_to_bf16(v3458);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3465 = v11 + v3455;
+      const unsigned int v3466 = v3465 * v1;
+      const unsigned int v3467 = v3466 + v26;
+      const unsigned int v3468 = v3467 << 7u;
+      const unsigned int v3469 = v3468 + v7272;
+      out[v3469] = v3463;
     }
-    const unsigned int v4157 = v46 + v8650;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4158 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4159 = v331.x[12];
-    const float v4160 = v4159 * v4158;
-    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4161) {
-      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4167 = v11 + v4157;
-      const unsigned int v4168 = v4167 * v1;
-      const unsigned int v4169 = v4168 + v26;
-      const unsigned int v4170 = v4169 << 7u;
-      const unsigned int v4171 = v4170 + v8649;
-      out[v4171] = v4165;
+    const unsigned int v3471 = v46 + v7278;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3472 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3473 = v331.x[12];
+    const float v3474 = v3473 * v3472;
+    const bool v3475 = v3471 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3475) {
+      const iron_bf16 v3479 = iron_f32_to_bf16(v3474);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3481 = v11 + v3471;
+      const unsigned int v3482 = v3481 * v1;
+      const unsigned int v3483 = v3482 + v26;
+      const unsigned int v3484 = v3483 << 7u;
+      const unsigned int v3485 = v3484 + v7277;
+      out[v3485] = v3479;
     }
-    const unsigned int v4173 = v46 + v8655;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4174 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4175 = v331.x[13];
-    const float v4176 = v4175 * v4174;
-    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4177) {
-      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4183 = v11 + v4173;
-      const unsigned int v4184 = v4183 * v1;
-      const unsigned int v4185 = v4184 + v26;
-      const unsigned int v4186 = v4185 << 7u;
-      const unsigned int v4187 = v4186 + v8654;
-      out[v4187] = v4181;
+    const unsigned int v3487 = v46 + v7283;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3488 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3489 = v331.x[13];
+    const float v3490 = v3489 * v3488;
+    const bool v3491 = v3487 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3491) {
+      const iron_bf16 v3495 = iron_f32_to_bf16(v3490);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3497 = v11 + v3487;
+      const unsigned int v3498 = v3497 * v1;
+      const unsigned int v3499 = v3498 + v26;
+      const unsigned int v3500 = v3499 << 7u;
+      const unsigned int v3501 = v3500 + v7282;
+      out[v3501] = v3495;
     }
-    const unsigned int v4189 = v46 + v8660;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4190 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4191 = v331.x[14];
-    const float v4192 = v4191 * v4190;
-    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4193) {
-      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4199 = v11 + v4189;
-      const unsigned int v4200 = v4199 * v1;
-      const unsigned int v4201 = v4200 + v26;
-      const unsigned int v4202 = v4201 << 7u;
-      const unsigned int v4203 = v4202 + v8659;
-      out[v4203] = v4197;
+    const unsigned int v3503 = v46 + v7288;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3504 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3505 = v331.x[14];
+    const float v3506 = v3505 * v3504;
+    const bool v3507 = v3503 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3507) {
+      const iron_bf16 v3511 = iron_f32_to_bf16(v3506);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3513 = v11 + v3503;
+      const unsigned int v3514 = v3513 * v1;
+      const unsigned int v3515 = v3514 + v26;
+      const unsigned int v3516 = v3515 << 7u;
+      const unsigned int v3517 = v3516 + v7287;
+      out[v3517] = v3511;
     }
-    const unsigned int v4205 = v46 + v8665;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4206 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4207 = v331.x[15];
-    const float v4208 = v4207 * v4206;
-    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4209) {
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4215 = v11 + v4205;
-      const unsigned int v4216 = v4215 * v1;
-      const unsigned int v4217 = v4216 + v26;
-      const unsigned int v4218 = v4217 << 7u;
-      const unsigned int v4219 = v4218 + v8664;
-      out[v4219] = v4213;
+    const unsigned int v3519 = v46 + v7293;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3520 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3521 = v331.x[15];
+    const float v3522 = v3521 * v3520;
+    const bool v3523 = v3519 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3523) {
+      const iron_bf16 v3527 = iron_f32_to_bf16(v3522);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3529 = v11 + v3519;
+      const unsigned int v3530 = v3529 * v1;
+      const unsigned int v3531 = v3530 + v26;
+      const unsigned int v3532 = v3531 << 7u;
+      const unsigned int v3533 = v3532 + v7292;
+      out[v3533] = v3527;
     }
-    const unsigned int v4221 = v46 + v8670;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4222 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4223 = v331.x[16];
-    const float v4224 = v4223 * v4222;
-    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4225) {
-      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4231 = v11 + v4221;
-      const unsigned int v4232 = v4231 * v1;
-      const unsigned int v4233 = v4232 + v26;
-      const unsigned int v4234 = v4233 << 7u;
-      const unsigned int v4235 = v4234 + v8669;
-      out[v4235] = v4229;
+    const unsigned int v3535 = v46 + v7298;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3536 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3537 = v331.x[16];
+    const float v3538 = v3537 * v3536;
+    const bool v3539 = v3535 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3539) {
+      const iron_bf16 v3543 = iron_f32_to_bf16(v3538);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3545 = v11 + v3535;
+      const unsigned int v3546 = v3545 * v1;
+      const unsigned int v3547 = v3546 + v26;
+      const unsigned int v3548 = v3547 << 7u;
+      const unsigned int v3549 = v3548 + v7297;
+      out[v3549] = v3543;
     }
-    const unsigned int v4237 = v46 + v8675;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4238 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4239 = v331.x[17];
-    const float v4240 = v4239 * v4238;
-    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4241) {
-      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4247 = v11 + v4237;
-      const unsigned int v4248 = v4247 * v1;
-      const unsigned int v4249 = v4248 + v26;
-      const unsigned int v4250 = v4249 << 7u;
-      const unsigned int v4251 = v4250 + v8674;
-      out[v4251] = v4245;
+    const unsigned int v3551 = v46 + v7303;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3552 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3553 = v331.x[17];
+    const float v3554 = v3553 * v3552;
+    const bool v3555 = v3551 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3555) {
+      const iron_bf16 v3559 = iron_f32_to_bf16(v3554);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3561 = v11 + v3551;
+      const unsigned int v3562 = v3561 * v1;
+      const unsigned int v3563 = v3562 + v26;
+      const unsigned int v3564 = v3563 << 7u;
+      const unsigned int v3565 = v3564 + v7302;
+      out[v3565] = v3559;
     }
-    const unsigned int v4253 = v46 + v8680;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4254 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4255 = v331.x[18];
-    const float v4256 = v4255 * v4254;
-    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4257) {
-      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4263 = v11 + v4253;
-      const unsigned int v4264 = v4263 * v1;
-      const unsigned int v4265 = v4264 + v26;
-      const unsigned int v4266 = v4265 << 7u;
-      const unsigned int v4267 = v4266 + v8679;
-      out[v4267] = v4261;
+    const unsigned int v3567 = v46 + v7308;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3568 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3569 = v331.x[18];
+    const float v3570 = v3569 * v3568;
+    const bool v3571 = v3567 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3571) {
+      const iron_bf16 v3575 = iron_f32_to_bf16(v3570);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3577 = v11 + v3567;
+      const unsigned int v3578 = v3577 * v1;
+      const unsigned int v3579 = v3578 + v26;
+      const unsigned int v3580 = v3579 << 7u;
+      const unsigned int v3581 = v3580 + v7307;
+      out[v3581] = v3575;
     }
-    const unsigned int v4269 = v46 + v8685;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4270 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4271 = v331.x[19];
-    const float v4272 = v4271 * v4270;
-    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4273) {
-      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4279 = v11 + v4269;
-      const unsigned int v4280 = v4279 * v1;
-      const unsigned int v4281 = v4280 + v26;
-      const unsigned int v4282 = v4281 << 7u;
-      const unsigned int v4283 = v4282 + v8684;
-      out[v4283] = v4277;
+    const unsigned int v3583 = v46 + v7313;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3584 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3585 = v331.x[19];
+    const float v3586 = v3585 * v3584;
+    const bool v3587 = v3583 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3587) {
+      const iron_bf16 v3591 = iron_f32_to_bf16(v3586);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3593 = v11 + v3583;
+      const unsigned int v3594 = v3593 * v1;
+      const unsigned int v3595 = v3594 + v26;
+      const unsigned int v3596 = v3595 << 7u;
+      const unsigned int v3597 = v3596 + v7312;
+      out[v3597] = v3591;
     }
-    const unsigned int v4285 = v46 + v8690;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4286 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4287 = v331.x[20];
-    const float v4288 = v4287 * v4286;
-    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4289) {
-      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4295 = v11 + v4285;
-      const unsigned int v4296 = v4295 * v1;
-      const unsigned int v4297 = v4296 + v26;
-      const unsigned int v4298 = v4297 << 7u;
-      const unsigned int v4299 = v4298 + v8689;
-      out[v4299] = v4293;
+    const unsigned int v3599 = v46 + v7318;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3600 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3601 = v331.x[20];
+    const float v3602 = v3601 * v3600;
+    const bool v3603 = v3599 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3603) {
+      const iron_bf16 v3607 = iron_f32_to_bf16(v3602);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3609 = v11 + v3599;
+      const unsigned int v3610 = v3609 * v1;
+      const unsigned int v3611 = v3610 + v26;
+      const unsigned int v3612 = v3611 << 7u;
+      const unsigned int v3613 = v3612 + v7317;
+      out[v3613] = v3607;
     }
-    const unsigned int v4301 = v46 + v8695;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4302 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4303 = v331.x[21];
-    const float v4304 = v4303 * v4302;
-    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4305) {
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4311 = v11 + v4301;
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v26;
-      const unsigned int v4314 = v4313 << 7u;
-      const unsigned int v4315 = v4314 + v8694;
-      out[v4315] = v4309;
+    const unsigned int v3615 = v46 + v7323;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3616 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3617 = v331.x[21];
+    const float v3618 = v3617 * v3616;
+    const bool v3619 = v3615 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3619) {
+      const iron_bf16 v3623 = iron_f32_to_bf16(v3618);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3625 = v11 + v3615;
+      const unsigned int v3626 = v3625 * v1;
+      const unsigned int v3627 = v3626 + v26;
+      const unsigned int v3628 = v3627 << 7u;
+      const unsigned int v3629 = v3628 + v7322;
+      out[v3629] = v3623;
     }
-    const unsigned int v4317 = v46 + v8700;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4318 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4319 = v331.x[22];
-    const float v4320 = v4319 * v4318;
-    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4321) {
-      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4327 = v11 + v4317;
-      const unsigned int v4328 = v4327 * v1;
-      const unsigned int v4329 = v4328 + v26;
-      const unsigned int v4330 = v4329 << 7u;
-      const unsigned int v4331 = v4330 + v8699;
-      out[v4331] = v4325;
+    const unsigned int v3631 = v46 + v7328;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3632 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3633 = v331.x[22];
+    const float v3634 = v3633 * v3632;
+    const bool v3635 = v3631 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3635) {
+      const iron_bf16 v3639 = iron_f32_to_bf16(v3634);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3641 = v11 + v3631;
+      const unsigned int v3642 = v3641 * v1;
+      const unsigned int v3643 = v3642 + v26;
+      const unsigned int v3644 = v3643 << 7u;
+      const unsigned int v3645 = v3644 + v7327;
+      out[v3645] = v3639;
     }
-    const unsigned int v4333 = v46 + v8705;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4334 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4335 = v331.x[23];
-    const float v4336 = v4335 * v4334;
-    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4337) {
-      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4343 = v11 + v4333;
-      const unsigned int v4344 = v4343 * v1;
-      const unsigned int v4345 = v4344 + v26;
-      const unsigned int v4346 = v4345 << 7u;
-      const unsigned int v4347 = v4346 + v8704;
-      out[v4347] = v4341;
+    const unsigned int v3647 = v46 + v7333;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3648 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3649 = v331.x[23];
+    const float v3650 = v3649 * v3648;
+    const bool v3651 = v3647 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3651) {
+      const iron_bf16 v3655 = iron_f32_to_bf16(v3650);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3657 = v11 + v3647;
+      const unsigned int v3658 = v3657 * v1;
+      const unsigned int v3659 = v3658 + v26;
+      const unsigned int v3660 = v3659 << 7u;
+      const unsigned int v3661 = v3660 + v7332;
+      out[v3661] = v3655;
     }
-    const unsigned int v4349 = v46 + v8710;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4350 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4351 = v331.x[24];
-    const float v4352 = v4351 * v4350;
-    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4353) {
-      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4359 = v11 + v4349;
-      const unsigned int v4360 = v4359 * v1;
-      const unsigned int v4361 = v4360 + v26;
-      const unsigned int v4362 = v4361 << 7u;
-      const unsigned int v4363 = v4362 + v8709;
-      out[v4363] = v4357;
+    const unsigned int v3663 = v46 + v7338;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3664 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3665 = v331.x[24];
+    const float v3666 = v3665 * v3664;
+    const bool v3667 = v3663 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3667) {
+      const iron_bf16 v3671 = iron_f32_to_bf16(v3666);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3673 = v11 + v3663;
+      const unsigned int v3674 = v3673 * v1;
+      const unsigned int v3675 = v3674 + v26;
+      const unsigned int v3676 = v3675 << 7u;
+      const unsigned int v3677 = v3676 + v7337;
+      out[v3677] = v3671;
     }
-    const unsigned int v4365 = v46 + v8715;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4366 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4367 = v331.x[25];
-    const float v4368 = v4367 * v4366;
-    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4369) {
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4375 = v11 + v4365;
-      const unsigned int v4376 = v4375 * v1;
-      const unsigned int v4377 = v4376 + v26;
-      const unsigned int v4378 = v4377 << 7u;
-      const unsigned int v4379 = v4378 + v8714;
-      out[v4379] = v4373;
+    const unsigned int v3679 = v46 + v7343;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3680 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3681 = v331.x[25];
+    const float v3682 = v3681 * v3680;
+    const bool v3683 = v3679 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3683) {
+      const iron_bf16 v3687 = iron_f32_to_bf16(v3682);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3689 = v11 + v3679;
+      const unsigned int v3690 = v3689 * v1;
+      const unsigned int v3691 = v3690 + v26;
+      const unsigned int v3692 = v3691 << 7u;
+      const unsigned int v3693 = v3692 + v7342;
+      out[v3693] = v3687;
     }
-    const unsigned int v4381 = v46 + v8720;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4382 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4383 = v331.x[26];
-    const float v4384 = v4383 * v4382;
-    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4385) {
-      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4391 = v11 + v4381;
-      const unsigned int v4392 = v4391 * v1;
-      const unsigned int v4393 = v4392 + v26;
-      const unsigned int v4394 = v4393 << 7u;
-      const unsigned int v4395 = v4394 + v8719;
-      out[v4395] = v4389;
+    const unsigned int v3695 = v46 + v7348;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3696 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3697 = v331.x[26];
+    const float v3698 = v3697 * v3696;
+    const bool v3699 = v3695 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3699) {
+      const iron_bf16 v3703 = iron_f32_to_bf16(v3698);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3705 = v11 + v3695;
+      const unsigned int v3706 = v3705 * v1;
+      const unsigned int v3707 = v3706 + v26;
+      const unsigned int v3708 = v3707 << 7u;
+      const unsigned int v3709 = v3708 + v7347;
+      out[v3709] = v3703;
     }
-    const unsigned int v4397 = v46 + v8725;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4398 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4399 = v331.x[27];
-    const float v4400 = v4399 * v4398;
-    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4401) {
-      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4407 = v11 + v4397;
-      const unsigned int v4408 = v4407 * v1;
-      const unsigned int v4409 = v4408 + v26;
-      const unsigned int v4410 = v4409 << 7u;
-      const unsigned int v4411 = v4410 + v8724;
-      out[v4411] = v4405;
+    const unsigned int v3711 = v46 + v7353;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3712 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3713 = v331.x[27];
+    const float v3714 = v3713 * v3712;
+    const bool v3715 = v3711 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3715) {
+      const iron_bf16 v3719 = iron_f32_to_bf16(v3714);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3721 = v11 + v3711;
+      const unsigned int v3722 = v3721 * v1;
+      const unsigned int v3723 = v3722 + v26;
+      const unsigned int v3724 = v3723 << 7u;
+      const unsigned int v3725 = v3724 + v7352;
+      out[v3725] = v3719;
     }
-    const unsigned int v4413 = v46 + v8730;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4414 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4415 = v331.x[28];
-    const float v4416 = v4415 * v4414;
-    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4417) {
-      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4423 = v11 + v4413;
-      const unsigned int v4424 = v4423 * v1;
-      const unsigned int v4425 = v4424 + v26;
-      const unsigned int v4426 = v4425 << 7u;
-      const unsigned int v4427 = v4426 + v8729;
-      out[v4427] = v4421;
+    const unsigned int v3727 = v46 + v7358;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3728 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3729 = v331.x[28];
+    const float v3730 = v3729 * v3728;
+    const bool v3731 = v3727 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3731) {
+      const iron_bf16 v3735 = iron_f32_to_bf16(v3730);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3737 = v11 + v3727;
+      const unsigned int v3738 = v3737 * v1;
+      const unsigned int v3739 = v3738 + v26;
+      const unsigned int v3740 = v3739 << 7u;
+      const unsigned int v3741 = v3740 + v7357;
+      out[v3741] = v3735;
     }
-    const unsigned int v4429 = v46 + v8735;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4430 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4431 = v331.x[29];
-    const float v4432 = v4431 * v4430;
-    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4433) {
-      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4439 = v11 + v4429;
-      const unsigned int v4440 = v4439 * v1;
-      const unsigned int v4441 = v4440 + v26;
-      const unsigned int v4442 = v4441 << 7u;
-      const unsigned int v4443 = v4442 + v8734;
-      out[v4443] = v4437;
+    const unsigned int v3743 = v46 + v7363;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3744 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3745 = v331.x[29];
+    const float v3746 = v3745 * v3744;
+    const bool v3747 = v3743 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3747) {
+      const iron_bf16 v3751 = iron_f32_to_bf16(v3746);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3753 = v11 + v3743;
+      const unsigned int v3754 = v3753 * v1;
+      const unsigned int v3755 = v3754 + v26;
+      const unsigned int v3756 = v3755 << 7u;
+      const unsigned int v3757 = v3756 + v7362;
+      out[v3757] = v3751;
     }
-    const unsigned int v4445 = v46 + v8740;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4446 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4447 = v331.x[30];
-    const float v4448 = v4447 * v4446;
-    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4449) {
-      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4455 = v11 + v4445;
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v26;
-      const unsigned int v4458 = v4457 << 7u;
-      const unsigned int v4459 = v4458 + v8739;
-      out[v4459] = v4453;
+    const unsigned int v3759 = v46 + v7368;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3760 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3761 = v331.x[30];
+    const float v3762 = v3761 * v3760;
+    const bool v3763 = v3759 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3763) {
+      const iron_bf16 v3767 = iron_f32_to_bf16(v3762);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3769 = v11 + v3759;
+      const unsigned int v3770 = v3769 * v1;
+      const unsigned int v3771 = v3770 + v26;
+      const unsigned int v3772 = v3771 << 7u;
+      const unsigned int v3773 = v3772 + v7367;
+      out[v3773] = v3767;
     }
-    const unsigned int v4461 = v46 + v8745;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4462 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4463 = v331.x[31];
-    const float v4464 = v4463 * v4462;
-    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4465) {
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4471 = v11 + v4461;
-      const unsigned int v4472 = v4471 * v1;
-      const unsigned int v4473 = v4472 + v26;
-      const unsigned int v4474 = v4473 << 7u;
-      const unsigned int v4475 = v4474 + v8744;
-      out[v4475] = v4469;
+    const unsigned int v3775 = v46 + v7373;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3776 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3777 = v331.x[31];
+    const float v3778 = v3777 * v3776;
+    const bool v3779 = v3775 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3779) {
+      const iron_bf16 v3783 = iron_f32_to_bf16(v3778);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3785 = v11 + v3775;
+      const unsigned int v3786 = v3785 * v1;
+      const unsigned int v3787 = v3786 + v26;
+      const unsigned int v3788 = v3787 << 7u;
+      const unsigned int v3789 = v3788 + v7372;
+      out[v3789] = v3783;
     }
-    const unsigned int v4477 = v46 + v8750;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4478 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4479 = v333.x[0];
-    const float v4480 = v4479 * v4478;
-    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4481) {
-      const unsigned int v4484 = 64u + v8749;
-      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4487 = v11 + v4477;
-      const unsigned int v4488 = v4487 * v1;
-      const unsigned int v4489 = v4488 + v26;
-      const unsigned int v4490 = v4489 << 7u;
-      const unsigned int v4491 = v4490 + v4484;
-      out[v4491] = v4485;
+    const unsigned int v3791 = v46 + v7378;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3792 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3793 = v333.x[0];
+    const float v3794 = v3793 * v3792;
+    const bool v3795 = v3791 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3795) {
+      const unsigned int v3798 = 64u + v7377;
+      const iron_bf16 v3799 = iron_f32_to_bf16(v3794);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3801 = v11 + v3791;
+      const unsigned int v3802 = v3801 * v1;
+      const unsigned int v3803 = v3802 + v26;
+      const unsigned int v3804 = v3803 << 7u;
+      const unsigned int v3805 = v3804 + v3798;
+      out[v3805] = v3799;
     }
-    const unsigned int v4493 = v46 + v8755;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4494 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4495 = v333.x[1];
-    const float v4496 = v4495 * v4494;
-    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4497) {
-      const unsigned int v4500 = 64u + v8754;
-      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4503 = v11 + v4493;
-      const unsigned int v4504 = v4503 * v1;
-      const unsigned int v4505 = v4504 + v26;
-      const unsigned int v4506 = v4505 << 7u;
-      const unsigned int v4507 = v4506 + v4500;
-      out[v4507] = v4501;
+    const unsigned int v3807 = v46 + v7383;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3808 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3809 = v333.x[1];
+    const float v3810 = v3809 * v3808;
+    const bool v3811 = v3807 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3811) {
+      const unsigned int v3814 = 64u + v7382;
+      const iron_bf16 v3815 = iron_f32_to_bf16(v3810);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3817 = v11 + v3807;
+      const unsigned int v3818 = v3817 * v1;
+      const unsigned int v3819 = v3818 + v26;
+      const unsigned int v3820 = v3819 << 7u;
+      const unsigned int v3821 = v3820 + v3814;
+      out[v3821] = v3815;
     }
-    const unsigned int v4509 = v46 + v8760;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4510 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4511 = v333.x[2];
-    const float v4512 = v4511 * v4510;
-    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4513) {
-      const unsigned int v4516 = 64u + v8759;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4519 = v11 + v4509;
-      const unsigned int v4520 = v4519 * v1;
-      const unsigned int v4521 = v4520 + v26;
-      const unsigned int v4522 = v4521 << 7u;
-      const unsigned int v4523 = v4522 + v4516;
-      out[v4523] = v4517;
+    const unsigned int v3823 = v46 + v7388;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3824 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3825 = v333.x[2];
+    const float v3826 = v3825 * v3824;
+    const bool v3827 = v3823 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3827) {
+      const unsigned int v3830 = 64u + v7387;
+      const iron_bf16 v3831 = iron_f32_to_bf16(v3826);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3833 = v11 + v3823;
+      const unsigned int v3834 = v3833 * v1;
+      const unsigned int v3835 = v3834 + v26;
+      const unsigned int v3836 = v3835 << 7u;
+      const unsigned int v3837 = v3836 + v3830;
+      out[v3837] = v3831;
     }
-    const unsigned int v4525 = v46 + v8765;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4526 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4527 = v333.x[3];
-    const float v4528 = v4527 * v4526;
-    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4529) {
-      const unsigned int v4532 = 64u + v8764;
-      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4535 = v11 + v4525;
-      const unsigned int v4536 = v4535 * v1;
-      const unsigned int v4537 = v4536 + v26;
-      const unsigned int v4538 = v4537 << 7u;
-      const unsigned int v4539 = v4538 + v4532;
-      out[v4539] = v4533;
+    const unsigned int v3839 = v46 + v7393;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3840 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3841 = v333.x[3];
+    const float v3842 = v3841 * v3840;
+    const bool v3843 = v3839 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3843) {
+      const unsigned int v3846 = 64u + v7392;
+      const iron_bf16 v3847 = iron_f32_to_bf16(v3842);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3849 = v11 + v3839;
+      const unsigned int v3850 = v3849 * v1;
+      const unsigned int v3851 = v3850 + v26;
+      const unsigned int v3852 = v3851 << 7u;
+      const unsigned int v3853 = v3852 + v3846;
+      out[v3853] = v3847;
     }
-    const unsigned int v4541 = v46 + v8770;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4542 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4543 = v333.x[4];
-    const float v4544 = v4543 * v4542;
-    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4545) {
-      const unsigned int v4548 = 64u + v8769;
-      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4551 = v11 + v4541;
-      const unsigned int v4552 = v4551 * v1;
-      const unsigned int v4553 = v4552 + v26;
-      const unsigned int v4554 = v4553 << 7u;
-      const unsigned int v4555 = v4554 + v4548;
-      out[v4555] = v4549;
+    const unsigned int v3855 = v46 + v7398;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3856 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3857 = v333.x[4];
+    const float v3858 = v3857 * v3856;
+    const bool v3859 = v3855 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3859) {
+      const unsigned int v3862 = 64u + v7397;
+      const iron_bf16 v3863 = iron_f32_to_bf16(v3858);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3865 = v11 + v3855;
+      const unsigned int v3866 = v3865 * v1;
+      const unsigned int v3867 = v3866 + v26;
+      const unsigned int v3868 = v3867 << 7u;
+      const unsigned int v3869 = v3868 + v3862;
+      out[v3869] = v3863;
     }
-    const unsigned int v4557 = v46 + v8775;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4558 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4559 = v333.x[5];
-    const float v4560 = v4559 * v4558;
-    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4561) {
-      const unsigned int v4564 = 64u + v8774;
-      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4567 = v11 + v4557;
-      const unsigned int v4568 = v4567 * v1;
-      const unsigned int v4569 = v4568 + v26;
-      const unsigned int v4570 = v4569 << 7u;
-      const unsigned int v4571 = v4570 + v4564;
-      out[v4571] = v4565;
+    const unsigned int v3871 = v46 + v7403;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3872 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3873 = v333.x[5];
+    const float v3874 = v3873 * v3872;
+    const bool v3875 = v3871 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3875) {
+      const unsigned int v3878 = 64u + v7402;
+      const iron_bf16 v3879 = iron_f32_to_bf16(v3874);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3881 = v11 + v3871;
+      const unsigned int v3882 = v3881 * v1;
+      const unsigned int v3883 = v3882 + v26;
+      const unsigned int v3884 = v3883 << 7u;
+      const unsigned int v3885 = v3884 + v3878;
+      out[v3885] = v3879;
     }
-    const unsigned int v4573 = v46 + v8780;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4574 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4575 = v333.x[6];
-    const float v4576 = v4575 * v4574;
-    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4577) {
-      const unsigned int v4580 = 64u + v8779;
-      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4583 = v11 + v4573;
-      const unsigned int v4584 = v4583 * v1;
-      const unsigned int v4585 = v4584 + v26;
-      const unsigned int v4586 = v4585 << 7u;
-      const unsigned int v4587 = v4586 + v4580;
-      out[v4587] = v4581;
+    const unsigned int v3887 = v46 + v7408;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3888 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3889 = v333.x[6];
+    const float v3890 = v3889 * v3888;
+    const bool v3891 = v3887 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3891) {
+      const unsigned int v3894 = 64u + v7407;
+      const iron_bf16 v3895 = iron_f32_to_bf16(v3890);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3897 = v11 + v3887;
+      const unsigned int v3898 = v3897 * v1;
+      const unsigned int v3899 = v3898 + v26;
+      const unsigned int v3900 = v3899 << 7u;
+      const unsigned int v3901 = v3900 + v3894;
+      out[v3901] = v3895;
     }
-    const unsigned int v4589 = v46 + v8785;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4590 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4591 = v333.x[7];
-    const float v4592 = v4591 * v4590;
-    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4593) {
-      const unsigned int v4596 = 64u + v8784;
-      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4599 = v11 + v4589;
-      const unsigned int v4600 = v4599 * v1;
-      const unsigned int v4601 = v4600 + v26;
-      const unsigned int v4602 = v4601 << 7u;
-      const unsigned int v4603 = v4602 + v4596;
-      out[v4603] = v4597;
+    const unsigned int v3903 = v46 + v7413;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3904 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3905 = v333.x[7];
+    const float v3906 = v3905 * v3904;
+    const bool v3907 = v3903 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3907) {
+      const unsigned int v3910 = 64u + v7412;
+      const iron_bf16 v3911 = iron_f32_to_bf16(v3906);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3913 = v11 + v3903;
+      const unsigned int v3914 = v3913 * v1;
+      const unsigned int v3915 = v3914 + v26;
+      const unsigned int v3916 = v3915 << 7u;
+      const unsigned int v3917 = v3916 + v3910;
+      out[v3917] = v3911;
     }
-    const unsigned int v4605 = v46 + v8790;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4606 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4607 = v333.x[8];
-    const float v4608 = v4607 * v4606;
-    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4609) {
-      const unsigned int v4612 = 64u + v8789;
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4615 = v11 + v4605;
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v26;
-      const unsigned int v4618 = v4617 << 7u;
-      const unsigned int v4619 = v4618 + v4612;
-      out[v4619] = v4613;
+    const unsigned int v3919 = v46 + v7418;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3920 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3921 = v333.x[8];
+    const float v3922 = v3921 * v3920;
+    const bool v3923 = v3919 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3923) {
+      const unsigned int v3926 = 64u + v7417;
+      const iron_bf16 v3927 = iron_f32_to_bf16(v3922);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3929 = v11 + v3919;
+      const unsigned int v3930 = v3929 * v1;
+      const unsigned int v3931 = v3930 + v26;
+      const unsigned int v3932 = v3931 << 7u;
+      const unsigned int v3933 = v3932 + v3926;
+      out[v3933] = v3927;
     }
-    const unsigned int v4621 = v46 + v8795;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4622 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4623 = v333.x[9];
-    const float v4624 = v4623 * v4622;
-    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4625) {
-      const unsigned int v4628 = 64u + v8794;
-      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4631 = v11 + v4621;
-      const unsigned int v4632 = v4631 * v1;
-      const unsigned int v4633 = v4632 + v26;
-      const unsigned int v4634 = v4633 << 7u;
-      const unsigned int v4635 = v4634 + v4628;
-      out[v4635] = v4629;
+    const unsigned int v3935 = v46 + v7423;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3936 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3937 = v333.x[9];
+    const float v3938 = v3937 * v3936;
+    const bool v3939 = v3935 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3939) {
+      const unsigned int v3942 = 64u + v7422;
+      const iron_bf16 v3943 = iron_f32_to_bf16(v3938);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3945 = v11 + v3935;
+      const unsigned int v3946 = v3945 * v1;
+      const unsigned int v3947 = v3946 + v26;
+      const unsigned int v3948 = v3947 << 7u;
+      const unsigned int v3949 = v3948 + v3942;
+      out[v3949] = v3943;
     }
-    const unsigned int v4637 = v46 + v8800;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4638 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4639 = v333.x[10];
-    const float v4640 = v4639 * v4638;
-    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4641) {
-      const unsigned int v4644 = 64u + v8799;
-      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4647 = v11 + v4637;
-      const unsigned int v4648 = v4647 * v1;
-      const unsigned int v4649 = v4648 + v26;
-      const unsigned int v4650 = v4649 << 7u;
-      const unsigned int v4651 = v4650 + v4644;
-      out[v4651] = v4645;
+    const unsigned int v3951 = v46 + v7428;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3952 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3953 = v333.x[10];
+    const float v3954 = v3953 * v3952;
+    const bool v3955 = v3951 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3955) {
+      const unsigned int v3958 = 64u + v7427;
+      const iron_bf16 v3959 = iron_f32_to_bf16(v3954);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3961 = v11 + v3951;
+      const unsigned int v3962 = v3961 * v1;
+      const unsigned int v3963 = v3962 + v26;
+      const unsigned int v3964 = v3963 << 7u;
+      const unsigned int v3965 = v3964 + v3958;
+      out[v3965] = v3959;
     }
-    const unsigned int v4653 = v46 + v8805;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4654 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4655 = v333.x[11];
-    const float v4656 = v4655 * v4654;
-    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4657) {
-      const unsigned int v4660 = 64u + v8804;
-      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4663 = v11 + v4653;
-      const unsigned int v4664 = v4663 * v1;
-      const unsigned int v4665 = v4664 + v26;
-      const unsigned int v4666 = v4665 << 7u;
-      const unsigned int v4667 = v4666 + v4660;
-      out[v4667] = v4661;
+    const unsigned int v3967 = v46 + v7433;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3968 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3969 = v333.x[11];
+    const float v3970 = v3969 * v3968;
+    const bool v3971 = v3967 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3971) {
+      const unsigned int v3974 = 64u + v7432;
+      const iron_bf16 v3975 = iron_f32_to_bf16(v3970);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3977 = v11 + v3967;
+      const unsigned int v3978 = v3977 * v1;
+      const unsigned int v3979 = v3978 + v26;
+      const unsigned int v3980 = v3979 << 7u;
+      const unsigned int v3981 = v3980 + v3974;
+      out[v3981] = v3975;
     }
-    const unsigned int v4669 = v46 + v8810;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4670 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4671 = v333.x[12];
-    const float v4672 = v4671 * v4670;
-    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4673) {
-      const unsigned int v4676 = 64u + v8809;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4679 = v11 + v4669;
-      const unsigned int v4680 = v4679 * v1;
-      const unsigned int v4681 = v4680 + v26;
-      const unsigned int v4682 = v4681 << 7u;
-      const unsigned int v4683 = v4682 + v4676;
-      out[v4683] = v4677;
+    const unsigned int v3983 = v46 + v7438;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3984 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3985 = v333.x[12];
+    const float v3986 = v3985 * v3984;
+    const bool v3987 = v3983 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3987) {
+      const unsigned int v3990 = 64u + v7437;
+      const iron_bf16 v3991 = iron_f32_to_bf16(v3986);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3993 = v11 + v3983;
+      const unsigned int v3994 = v3993 * v1;
+      const unsigned int v3995 = v3994 + v26;
+      const unsigned int v3996 = v3995 << 7u;
+      const unsigned int v3997 = v3996 + v3990;
+      out[v3997] = v3991;
     }
-    const unsigned int v4685 = v46 + v8815;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4686 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4687 = v333.x[13];
-    const float v4688 = v4687 * v4686;
-    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4689) {
-      const unsigned int v4692 = 64u + v8814;
-      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4695 = v11 + v4685;
-      const unsigned int v4696 = v4695 * v1;
-      const unsigned int v4697 = v4696 + v26;
-      const unsigned int v4698 = v4697 << 7u;
-      const unsigned int v4699 = v4698 + v4692;
-      out[v4699] = v4693;
+    const unsigned int v3999 = v46 + v7443;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4000 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4001 = v333.x[13];
+    const float v4002 = v4001 * v4000;
+    const bool v4003 = v3999 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4003) {
+      const unsigned int v4006 = 64u + v7442;
+      const iron_bf16 v4007 = iron_f32_to_bf16(v4002);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4009 = v11 + v3999;
+      const unsigned int v4010 = v4009 * v1;
+      const unsigned int v4011 = v4010 + v26;
+      const unsigned int v4012 = v4011 << 7u;
+      const unsigned int v4013 = v4012 + v4006;
+      out[v4013] = v4007;
     }
-    const unsigned int v4701 = v46 + v8820;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4702 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4703 = v333.x[14];
-    const float v4704 = v4703 * v4702;
-    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4705) {
-      const unsigned int v4708 = 64u + v8819;
-      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4711 = v11 + v4701;
-      const unsigned int v4712 = v4711 * v1;
-      const unsigned int v4713 = v4712 + v26;
-      const unsigned int v4714 = v4713 << 7u;
-      const unsigned int v4715 = v4714 + v4708;
-      out[v4715] = v4709;
+    const unsigned int v4015 = v46 + v7448;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4016 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4017 = v333.x[14];
+    const float v4018 = v4017 * v4016;
+    const bool v4019 = v4015 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4019) {
+      const unsigned int v4022 = 64u + v7447;
+      const iron_bf16 v4023 = iron_f32_to_bf16(v4018);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4025 = v11 + v4015;
+      const unsigned int v4026 = v4025 * v1;
+      const unsigned int v4027 = v4026 + v26;
+      const unsigned int v4028 = v4027 << 7u;
+      const unsigned int v4029 = v4028 + v4022;
+      out[v4029] = v4023;
     }
-    const unsigned int v4717 = v46 + v8825;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4718 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4719 = v333.x[15];
-    const float v4720 = v4719 * v4718;
-    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4721) {
-      const unsigned int v4724 = 64u + v8824;
-      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4727 = v11 + v4717;
-      const unsigned int v4728 = v4727 * v1;
-      const unsigned int v4729 = v4728 + v26;
-      const unsigned int v4730 = v4729 << 7u;
-      const unsigned int v4731 = v4730 + v4724;
-      out[v4731] = v4725;
+    const unsigned int v4031 = v46 + v7453;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4032 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4033 = v333.x[15];
+    const float v4034 = v4033 * v4032;
+    const bool v4035 = v4031 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4035) {
+      const unsigned int v4038 = 64u + v7452;
+      const iron_bf16 v4039 = iron_f32_to_bf16(v4034);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4041 = v11 + v4031;
+      const unsigned int v4042 = v4041 * v1;
+      const unsigned int v4043 = v4042 + v26;
+      const unsigned int v4044 = v4043 << 7u;
+      const unsigned int v4045 = v4044 + v4038;
+      out[v4045] = v4039;
     }
-    const unsigned int v4733 = v46 + v8830;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4734 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4735 = v333.x[16];
-    const float v4736 = v4735 * v4734;
-    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4737) {
-      const unsigned int v4740 = 64u + v8829;
-      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4743 = v11 + v4733;
-      const unsigned int v4744 = v4743 * v1;
-      const unsigned int v4745 = v4744 + v26;
-      const unsigned int v4746 = v4745 << 7u;
-      const unsigned int v4747 = v4746 + v4740;
-      out[v4747] = v4741;
+    const unsigned int v4047 = v46 + v7458;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4048 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4049 = v333.x[16];
+    const float v4050 = v4049 * v4048;
+    const bool v4051 = v4047 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4051) {
+      const unsigned int v4054 = 64u + v7457;
+      const iron_bf16 v4055 = iron_f32_to_bf16(v4050);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4057 = v11 + v4047;
+      const unsigned int v4058 = v4057 * v1;
+      const unsigned int v4059 = v4058 + v26;
+      const unsigned int v4060 = v4059 << 7u;
+      const unsigned int v4061 = v4060 + v4054;
+      out[v4061] = v4055;
     }
-    const unsigned int v4749 = v46 + v8835;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4750 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4751 = v333.x[17];
-    const float v4752 = v4751 * v4750;
-    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4753) {
-      const unsigned int v4756 = 64u + v8834;
-      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4759 = v11 + v4749;
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v26;
-      const unsigned int v4762 = v4761 << 7u;
-      const unsigned int v4763 = v4762 + v4756;
-      out[v4763] = v4757;
+    const unsigned int v4063 = v46 + v7463;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4064 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4065 = v333.x[17];
+    const float v4066 = v4065 * v4064;
+    const bool v4067 = v4063 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4067) {
+      const unsigned int v4070 = 64u + v7462;
+      const iron_bf16 v4071 = iron_f32_to_bf16(v4066);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4073 = v11 + v4063;
+      const unsigned int v4074 = v4073 * v1;
+      const unsigned int v4075 = v4074 + v26;
+      const unsigned int v4076 = v4075 << 7u;
+      const unsigned int v4077 = v4076 + v4070;
+      out[v4077] = v4071;
     }
-    const unsigned int v4765 = v46 + v8840;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4766 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4767 = v333.x[18];
-    const float v4768 = v4767 * v4766;
-    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4769) {
-      const unsigned int v4772 = 64u + v8839;
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4775 = v11 + v4765;
-      const unsigned int v4776 = v4775 * v1;
-      const unsigned int v4777 = v4776 + v26;
-      const unsigned int v4778 = v4777 << 7u;
-      const unsigned int v4779 = v4778 + v4772;
-      out[v4779] = v4773;
+    const unsigned int v4079 = v46 + v7468;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4080 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4081 = v333.x[18];
+    const float v4082 = v4081 * v4080;
+    const bool v4083 = v4079 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4083) {
+      const unsigned int v4086 = 64u + v7467;
+      const iron_bf16 v4087 = iron_f32_to_bf16(v4082);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4089 = v11 + v4079;
+      const unsigned int v4090 = v4089 * v1;
+      const unsigned int v4091 = v4090 + v26;
+      const unsigned int v4092 = v4091 << 7u;
+      const unsigned int v4093 = v4092 + v4086;
+      out[v4093] = v4087;
     }
-    const unsigned int v4781 = v46 + v8845;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4782 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4783 = v333.x[19];
-    const float v4784 = v4783 * v4782;
-    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4785) {
-      const unsigned int v4788 = 64u + v8844;
-      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4791 = v11 + v4781;
-      const unsigned int v4792 = v4791 * v1;
-      const unsigned int v4793 = v4792 + v26;
-      const unsigned int v4794 = v4793 << 7u;
-      const unsigned int v4795 = v4794 + v4788;
-      out[v4795] = v4789;
+    const unsigned int v4095 = v46 + v7473;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4096 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4097 = v333.x[19];
+    const float v4098 = v4097 * v4096;
+    const bool v4099 = v4095 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4099) {
+      const unsigned int v4102 = 64u + v7472;
+      const iron_bf16 v4103 = iron_f32_to_bf16(v4098);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4105 = v11 + v4095;
+      const unsigned int v4106 = v4105 * v1;
+      const unsigned int v4107 = v4106 + v26;
+      const unsigned int v4108 = v4107 << 7u;
+      const unsigned int v4109 = v4108 + v4102;
+      out[v4109] = v4103;
     }
-    const unsigned int v4797 = v46 + v8850;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4798 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4799 = v333.x[20];
-    const float v4800 = v4799 * v4798;
-    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4801) {
-      const unsigned int v4804 = 64u + v8849;
-      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4807 = v11 + v4797;
-      const unsigned int v4808 = v4807 * v1;
-      const unsigned int v4809 = v4808 + v26;
-      const unsigned int v4810 = v4809 << 7u;
-      const unsigned int v4811 = v4810 + v4804;
-      out[v4811] = v4805;
+    const unsigned int v4111 = v46 + v7478;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4112 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4113 = v333.x[20];
+    const float v4114 = v4113 * v4112;
+    const bool v4115 = v4111 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4115) {
+      const unsigned int v4118 = 64u + v7477;
+      const iron_bf16 v4119 = iron_f32_to_bf16(v4114);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4121 = v11 + v4111;
+      const unsigned int v4122 = v4121 * v1;
+      const unsigned int v4123 = v4122 + v26;
+      const unsigned int v4124 = v4123 << 7u;
+      const unsigned int v4125 = v4124 + v4118;
+      out[v4125] = v4119;
     }
-    const unsigned int v4813 = v46 + v8855;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4814 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4815 = v333.x[21];
-    const float v4816 = v4815 * v4814;
-    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4817) {
-      const unsigned int v4820 = 64u + v8854;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4823 = v11 + v4813;
-      const unsigned int v4824 = v4823 * v1;
-      const unsigned int v4825 = v4824 + v26;
-      const unsigned int v4826 = v4825 << 7u;
-      const unsigned int v4827 = v4826 + v4820;
-      out[v4827] = v4821;
+    const unsigned int v4127 = v46 + v7483;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4128 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4129 = v333.x[21];
+    const float v4130 = v4129 * v4128;
+    const bool v4131 = v4127 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4131) {
+      const unsigned int v4134 = 64u + v7482;
+      const iron_bf16 v4135 = iron_f32_to_bf16(v4130);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4137 = v11 + v4127;
+      const unsigned int v4138 = v4137 * v1;
+      const unsigned int v4139 = v4138 + v26;
+      const unsigned int v4140 = v4139 << 7u;
+      const unsigned int v4141 = v4140 + v4134;
+      out[v4141] = v4135;
     }
-    const unsigned int v4829 = v46 + v8860;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4830 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4831 = v333.x[22];
-    const float v4832 = v4831 * v4830;
-    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4833) {
-      const unsigned int v4836 = 64u + v8859;
-      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4839 = v11 + v4829;
-      const unsigned int v4840 = v4839 * v1;
-      const unsigned int v4841 = v4840 + v26;
-      const unsigned int v4842 = v4841 << 7u;
-      const unsigned int v4843 = v4842 + v4836;
-      out[v4843] = v4837;
+    const unsigned int v4143 = v46 + v7488;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4144 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4145 = v333.x[22];
+    const float v4146 = v4145 * v4144;
+    const bool v4147 = v4143 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4147) {
+      const unsigned int v4150 = 64u + v7487;
+      const iron_bf16 v4151 = iron_f32_to_bf16(v4146);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4153 = v11 + v4143;
+      const unsigned int v4154 = v4153 * v1;
+      const unsigned int v4155 = v4154 + v26;
+      const unsigned int v4156 = v4155 << 7u;
+      const unsigned int v4157 = v4156 + v4150;
+      out[v4157] = v4151;
     }
-    const unsigned int v4845 = v46 + v8865;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4846 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4847 = v333.x[23];
-    const float v4848 = v4847 * v4846;
-    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4849) {
-      const unsigned int v4852 = 64u + v8864;
-      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4855 = v11 + v4845;
-      const unsigned int v4856 = v4855 * v1;
-      const unsigned int v4857 = v4856 + v26;
-      const unsigned int v4858 = v4857 << 7u;
-      const unsigned int v4859 = v4858 + v4852;
-      out[v4859] = v4853;
+    const unsigned int v4159 = v46 + v7493;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4160 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4161 = v333.x[23];
+    const float v4162 = v4161 * v4160;
+    const bool v4163 = v4159 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4163) {
+      const unsigned int v4166 = 64u + v7492;
+      const iron_bf16 v4167 = iron_f32_to_bf16(v4162);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4169 = v11 + v4159;
+      const unsigned int v4170 = v4169 * v1;
+      const unsigned int v4171 = v4170 + v26;
+      const unsigned int v4172 = v4171 << 7u;
+      const unsigned int v4173 = v4172 + v4166;
+      out[v4173] = v4167;
     }
-    const unsigned int v4861 = v46 + v8870;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4862 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4863 = v333.x[24];
-    const float v4864 = v4863 * v4862;
-    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4865) {
-      const unsigned int v4868 = 64u + v8869;
-      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4871 = v11 + v4861;
-      const unsigned int v4872 = v4871 * v1;
-      const unsigned int v4873 = v4872 + v26;
-      const unsigned int v4874 = v4873 << 7u;
-      const unsigned int v4875 = v4874 + v4868;
-      out[v4875] = v4869;
+    const unsigned int v4175 = v46 + v7498;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4176 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4177 = v333.x[24];
+    const float v4178 = v4177 * v4176;
+    const bool v4179 = v4175 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4179) {
+      const unsigned int v4182 = 64u + v7497;
+      const iron_bf16 v4183 = iron_f32_to_bf16(v4178);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4185 = v11 + v4175;
+      const unsigned int v4186 = v4185 * v1;
+      const unsigned int v4187 = v4186 + v26;
+      const unsigned int v4188 = v4187 << 7u;
+      const unsigned int v4189 = v4188 + v4182;
+      out[v4189] = v4183;
     }
-    const unsigned int v4877 = v46 + v8875;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4878 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4879 = v333.x[25];
-    const float v4880 = v4879 * v4878;
-    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4881) {
-      const unsigned int v4884 = 64u + v8874;
-      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4887 = v11 + v4877;
-      const unsigned int v4888 = v4887 * v1;
-      const unsigned int v4889 = v4888 + v26;
-      const unsigned int v4890 = v4889 << 7u;
-      const unsigned int v4891 = v4890 + v4884;
-      out[v4891] = v4885;
+    const unsigned int v4191 = v46 + v7503;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4192 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4193 = v333.x[25];
+    const float v4194 = v4193 * v4192;
+    const bool v4195 = v4191 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4195) {
+      const unsigned int v4198 = 64u + v7502;
+      const iron_bf16 v4199 = iron_f32_to_bf16(v4194);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4201 = v11 + v4191;
+      const unsigned int v4202 = v4201 * v1;
+      const unsigned int v4203 = v4202 + v26;
+      const unsigned int v4204 = v4203 << 7u;
+      const unsigned int v4205 = v4204 + v4198;
+      out[v4205] = v4199;
     }
-    const unsigned int v4893 = v46 + v8880;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4894 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4895 = v333.x[26];
-    const float v4896 = v4895 * v4894;
-    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4897) {
-      const unsigned int v4900 = 64u + v8879;
-      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4903 = v11 + v4893;
-      const unsigned int v4904 = v4903 * v1;
-      const unsigned int v4905 = v4904 + v26;
-      const unsigned int v4906 = v4905 << 7u;
-      const unsigned int v4907 = v4906 + v4900;
-      out[v4907] = v4901;
+    const unsigned int v4207 = v46 + v7508;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4208 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4209 = v333.x[26];
+    const float v4210 = v4209 * v4208;
+    const bool v4211 = v4207 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4211) {
+      const unsigned int v4214 = 64u + v7507;
+      const iron_bf16 v4215 = iron_f32_to_bf16(v4210);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4217 = v11 + v4207;
+      const unsigned int v4218 = v4217 * v1;
+      const unsigned int v4219 = v4218 + v26;
+      const unsigned int v4220 = v4219 << 7u;
+      const unsigned int v4221 = v4220 + v4214;
+      out[v4221] = v4215;
     }
-    const unsigned int v4909 = v46 + v8885;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4910 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4911 = v333.x[27];
-    const float v4912 = v4911 * v4910;
-    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4913) {
-      const unsigned int v4916 = 64u + v8884;
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4919 = v11 + v4909;
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v26;
-      const unsigned int v4922 = v4921 << 7u;
-      const unsigned int v4923 = v4922 + v4916;
-      out[v4923] = v4917;
+    const unsigned int v4223 = v46 + v7513;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4224 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4225 = v333.x[27];
+    const float v4226 = v4225 * v4224;
+    const bool v4227 = v4223 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4227) {
+      const unsigned int v4230 = 64u + v7512;
+      const iron_bf16 v4231 = iron_f32_to_bf16(v4226);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4233 = v11 + v4223;
+      const unsigned int v4234 = v4233 * v1;
+      const unsigned int v4235 = v4234 + v26;
+      const unsigned int v4236 = v4235 << 7u;
+      const unsigned int v4237 = v4236 + v4230;
+      out[v4237] = v4231;
     }
-    const unsigned int v4925 = v46 + v8890;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4926 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4927 = v333.x[28];
-    const float v4928 = v4927 * v4926;
-    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4929) {
-      const unsigned int v4932 = 64u + v8889;
-      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4935 = v11 + v4925;
-      const unsigned int v4936 = v4935 * v1;
-      const unsigned int v4937 = v4936 + v26;
-      const unsigned int v4938 = v4937 << 7u;
-      const unsigned int v4939 = v4938 + v4932;
-      out[v4939] = v4933;
+    const unsigned int v4239 = v46 + v7518;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4240 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4241 = v333.x[28];
+    const float v4242 = v4241 * v4240;
+    const bool v4243 = v4239 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4243) {
+      const unsigned int v4246 = 64u + v7517;
+      const iron_bf16 v4247 = iron_f32_to_bf16(v4242);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4249 = v11 + v4239;
+      const unsigned int v4250 = v4249 * v1;
+      const unsigned int v4251 = v4250 + v26;
+      const unsigned int v4252 = v4251 << 7u;
+      const unsigned int v4253 = v4252 + v4246;
+      out[v4253] = v4247;
     }
-    const unsigned int v4941 = v46 + v8895;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4942 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4943 = v333.x[29];
-    const float v4944 = v4943 * v4942;
-    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4945) {
-      const unsigned int v4948 = 64u + v8894;
-      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4951 = v11 + v4941;
-      const unsigned int v4952 = v4951 * v1;
-      const unsigned int v4953 = v4952 + v26;
-      const unsigned int v4954 = v4953 << 7u;
-      const unsigned int v4955 = v4954 + v4948;
-      out[v4955] = v4949;
+    const unsigned int v4255 = v46 + v7523;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4256 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4257 = v333.x[29];
+    const float v4258 = v4257 * v4256;
+    const bool v4259 = v4255 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4259) {
+      const unsigned int v4262 = 64u + v7522;
+      const iron_bf16 v4263 = iron_f32_to_bf16(v4258);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4265 = v11 + v4255;
+      const unsigned int v4266 = v4265 * v1;
+      const unsigned int v4267 = v4266 + v26;
+      const unsigned int v4268 = v4267 << 7u;
+      const unsigned int v4269 = v4268 + v4262;
+      out[v4269] = v4263;
     }
-    const unsigned int v4957 = v46 + v8900;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4958 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4959 = v333.x[30];
-    const float v4960 = v4959 * v4958;
-    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4961) {
-      const unsigned int v4964 = 64u + v8899;
-      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4967 = v11 + v4957;
-      const unsigned int v4968 = v4967 * v1;
-      const unsigned int v4969 = v4968 + v26;
-      const unsigned int v4970 = v4969 << 7u;
-      const unsigned int v4971 = v4970 + v4964;
-      out[v4971] = v4965;
+    const unsigned int v4271 = v46 + v7528;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4272 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4273 = v333.x[30];
+    const float v4274 = v4273 * v4272;
+    const bool v4275 = v4271 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4275) {
+      const unsigned int v4278 = 64u + v7527;
+      const iron_bf16 v4279 = iron_f32_to_bf16(v4274);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4281 = v11 + v4271;
+      const unsigned int v4282 = v4281 * v1;
+      const unsigned int v4283 = v4282 + v26;
+      const unsigned int v4284 = v4283 << 7u;
+      const unsigned int v4285 = v4284 + v4278;
+      out[v4285] = v4279;
     }
-    const unsigned int v4973 = v46 + v8905;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4974 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4975 = v333.x[31];
-    const float v4976 = v4975 * v4974;
-    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4977) {
-      const unsigned int v4980 = 64u + v8904;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4983 = v11 + v4973;
-      const unsigned int v4984 = v4983 * v1;
-      const unsigned int v4985 = v4984 + v26;
-      const unsigned int v4986 = v4985 << 7u;
-      const unsigned int v4987 = v4986 + v4980;
-      out[v4987] = v4981;
+    const unsigned int v4287 = v46 + v7533;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4288 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4289 = v333.x[31];
+    const float v4290 = v4289 * v4288;
+    const bool v4291 = v4287 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4291) {
+      const unsigned int v4294 = 64u + v7532;
+      const iron_bf16 v4295 = iron_f32_to_bf16(v4290);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4297 = v11 + v4287;
+      const unsigned int v4298 = v4297 * v1;
+      const unsigned int v4299 = v4298 + v26;
+      const unsigned int v4300 = v4299 << 7u;
+      const unsigned int v4301 = v4300 + v4294;
+      out[v4301] = v4295;
     }
   }
 }

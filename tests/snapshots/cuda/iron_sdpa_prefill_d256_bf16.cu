@@ -707,7 +707,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const bool v570 = v567 && v569;
     const unsigned int v571 = v570 ? v565 : v47;
     const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v575, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v577;
     iron_frag_fill(v577, 0.0f);
@@ -719,4307 +719,4127 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     iron_frag_fill(v583, 0.0f);
     iron_frag<float, 2, 16, 64> v585;
     iron_frag_fill(v585, 0.0f);
-    const bool v9486 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v9486) {
-      const unsigned int v9490 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9491 = v9490 < v37;
-      const unsigned int v9492 = v9491 ? v9490 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9493 = v31 + v9492;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9494 = v9493 * v2;
-      const unsigned int v9495 = v9494 + v28;
-      const unsigned int v9496 = v9495 << 8u;
-      const unsigned int v9497 = v9496 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9500 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9502 = v9500 + v71;
-      const unsigned int v9503 = v9502 + v69;
-      iron_copy_async<16>(shm1 + (v9503 ^ (((v9503 >> 6u) & 7u) << 3u)), k + v9497, v9491);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9504 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9505 = v9504 < v37;
-      const unsigned int v9506 = v9505 ? v9504 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9507 = v31 + v9506;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9508 = v9507 * v2;
-      const unsigned int v9509 = v9508 + v28;
-      const unsigned int v9510 = v9509 << 8u;
-      const unsigned int v9511 = v9510 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9512 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9514 = v9512 + v102;
-      const unsigned int v9515 = v9514 + v100;
-      iron_copy_async<16>(shm1 + (v9515 ^ (((v9515 >> 6u) & 7u) << 3u)), k + v9511, v9505);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9516 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9517 = v9516 < v37;
-      const unsigned int v9518 = v9517 ? v9516 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9519 = v31 + v9518;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9520 = v9519 * v2;
-      const unsigned int v9521 = v9520 + v28;
-      const unsigned int v9522 = v9521 << 8u;
-      const unsigned int v9523 = v9522 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9524 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9526 = v9524 + v133;
-      const unsigned int v9527 = v9526 + v131;
-      iron_copy_async<16>(shm1 + (v9527 ^ (((v9527 >> 6u) & 7u) << 3u)), k + v9523, v9517);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9528 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9529 = v9528 < v37;
-      const unsigned int v9530 = v9529 ? v9528 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9531 = v31 + v9530;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9532 = v9531 * v2;
-      const unsigned int v9533 = v9532 + v28;
-      const unsigned int v9534 = v9533 << 8u;
-      const unsigned int v9535 = v9534 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9536 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9538 = v9536 + v164;
-      const unsigned int v9539 = v9538 + v162;
-      iron_copy_async<16>(shm1 + (v9539 ^ (((v9539 >> 6u) & 7u) << 3u)), k + v9535, v9529);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9540 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9541 = v9540 < v37;
-      const unsigned int v9542 = v9541 ? v9540 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9543 = v31 + v9542;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9544 = v9543 * v2;
-      const unsigned int v9545 = v9544 + v28;
-      const unsigned int v9546 = v9545 << 8u;
-      const unsigned int v9547 = v9546 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9548 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9550 = v9548 + v195;
-      const unsigned int v9551 = v9550 + v193;
-      iron_copy_async<16>(shm1 + (v9551 ^ (((v9551 >> 6u) & 7u) << 3u)), k + v9547, v9541);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9552 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9553 = v9552 < v37;
-      const unsigned int v9554 = v9553 ? v9552 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9555 = v31 + v9554;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9556 = v9555 * v2;
-      const unsigned int v9557 = v9556 + v28;
-      const unsigned int v9558 = v9557 << 8u;
-      const unsigned int v9559 = v9558 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9560 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9562 = v9560 + v226;
-      const unsigned int v9563 = v9562 + v224;
-      iron_copy_async<16>(shm1 + (v9563 ^ (((v9563 >> 6u) & 7u) << 3u)), k + v9559, v9553);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9564 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9565 = v9564 < v37;
-      const unsigned int v9566 = v9565 ? v9564 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9567 = v31 + v9566;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9568 = v9567 * v2;
-      const unsigned int v9569 = v9568 + v28;
-      const unsigned int v9570 = v9569 << 8u;
-      const unsigned int v9571 = v9570 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9572 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9574 = v9572 + v257;
-      const unsigned int v9575 = v9574 + v255;
-      iron_copy_async<16>(shm1 + (v9575 ^ (((v9575 >> 6u) & 7u) << 3u)), k + v9571, v9565);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9576 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9577 = v9576 < v37;
-      const unsigned int v9578 = v9577 ? v9576 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9579 = v31 + v9578;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9580 = v9579 * v2;
-      const unsigned int v9581 = v9580 + v28;
-      const unsigned int v9582 = v9581 << 8u;
-      const unsigned int v9583 = v9582 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9584 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9586 = v9584 + v288;
-      const unsigned int v9587 = v9586 + v286;
-      iron_copy_async<16>(shm1 + (v9587 ^ (((v9587 >> 6u) & 7u) << 3u)), k + v9583, v9577);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v9503 ^ (((v9503 >> 6u) & 7u) << 3u)), v + v9497, v9491);
-      iron_copy_async<16>(shm2 + (v9515 ^ (((v9515 >> 6u) & 7u) << 3u)), v + v9511, v9505);
-      iron_copy_async<16>(shm2 + (v9527 ^ (((v9527 >> 6u) & 7u) << 3u)), v + v9523, v9517);
-      iron_copy_async<16>(shm2 + (v9539 ^ (((v9539 >> 6u) & 7u) << 3u)), v + v9535, v9529);
-      iron_copy_async<16>(shm2 + (v9551 ^ (((v9551 >> 6u) & 7u) << 3u)), v + v9547, v9541);
-      iron_copy_async<16>(shm2 + (v9563 ^ (((v9563 >> 6u) & 7u) << 3u)), v + v9559, v9553);
-      iron_copy_async<16>(shm2 + (v9575 ^ (((v9575 >> 6u) & 7u) << 3u)), v + v9571, v9565);
-      iron_copy_async<16>(shm2 + (v9587 ^ (((v9587 >> 6u) & 7u) << 3u)), v + v9583, v9577);
+    const bool v9074 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v9074) {
+      const unsigned int v9078 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9079 = v9078 < v37;
+      const unsigned int v9080 = v9079 ? v9078 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9081 = v31 + v9080;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9082 = v9081 * v2;
+      const unsigned int v9083 = v9082 + v28;
+      const unsigned int v9084 = v9083 << 8u;
+      const unsigned int v9085 = v9084 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9088 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9090 = v9088 + v71;
+      const unsigned int v9091 = v9090 + v69;
+      iron_copy_async<16>(shm1 + (v9091 ^ (((v9091 >> 6u) & 7u) << 3u)), k + v9085, v9079);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9092 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9093 = v9092 < v37;
+      const unsigned int v9094 = v9093 ? v9092 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9095 = v31 + v9094;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9096 = v9095 * v2;
+      const unsigned int v9097 = v9096 + v28;
+      const unsigned int v9098 = v9097 << 8u;
+      const unsigned int v9099 = v9098 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9100 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9102 = v9100 + v102;
+      const unsigned int v9103 = v9102 + v100;
+      iron_copy_async<16>(shm1 + (v9103 ^ (((v9103 >> 6u) & 7u) << 3u)), k + v9099, v9093);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9104 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9105 = v9104 < v37;
+      const unsigned int v9106 = v9105 ? v9104 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9107 = v31 + v9106;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9108 = v9107 * v2;
+      const unsigned int v9109 = v9108 + v28;
+      const unsigned int v9110 = v9109 << 8u;
+      const unsigned int v9111 = v9110 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9112 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9114 = v9112 + v133;
+      const unsigned int v9115 = v9114 + v131;
+      iron_copy_async<16>(shm1 + (v9115 ^ (((v9115 >> 6u) & 7u) << 3u)), k + v9111, v9105);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9116 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9117 = v9116 < v37;
+      const unsigned int v9118 = v9117 ? v9116 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9119 = v31 + v9118;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9120 = v9119 * v2;
+      const unsigned int v9121 = v9120 + v28;
+      const unsigned int v9122 = v9121 << 8u;
+      const unsigned int v9123 = v9122 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9124 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9126 = v9124 + v164;
+      const unsigned int v9127 = v9126 + v162;
+      iron_copy_async<16>(shm1 + (v9127 ^ (((v9127 >> 6u) & 7u) << 3u)), k + v9123, v9117);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9128 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9129 = v9128 < v37;
+      const unsigned int v9130 = v9129 ? v9128 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9131 = v31 + v9130;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9132 = v9131 * v2;
+      const unsigned int v9133 = v9132 + v28;
+      const unsigned int v9134 = v9133 << 8u;
+      const unsigned int v9135 = v9134 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9136 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9138 = v9136 + v195;
+      const unsigned int v9139 = v9138 + v193;
+      iron_copy_async<16>(shm1 + (v9139 ^ (((v9139 >> 6u) & 7u) << 3u)), k + v9135, v9129);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9140 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9141 = v9140 < v37;
+      const unsigned int v9142 = v9141 ? v9140 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9143 = v31 + v9142;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9144 = v9143 * v2;
+      const unsigned int v9145 = v9144 + v28;
+      const unsigned int v9146 = v9145 << 8u;
+      const unsigned int v9147 = v9146 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9148 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9150 = v9148 + v226;
+      const unsigned int v9151 = v9150 + v224;
+      iron_copy_async<16>(shm1 + (v9151 ^ (((v9151 >> 6u) & 7u) << 3u)), k + v9147, v9141);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9152 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9153 = v9152 < v37;
+      const unsigned int v9154 = v9153 ? v9152 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9155 = v31 + v9154;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9156 = v9155 * v2;
+      const unsigned int v9157 = v9156 + v28;
+      const unsigned int v9158 = v9157 << 8u;
+      const unsigned int v9159 = v9158 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9160 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9162 = v9160 + v257;
+      const unsigned int v9163 = v9162 + v255;
+      iron_copy_async<16>(shm1 + (v9163 ^ (((v9163 >> 6u) & 7u) << 3u)), k + v9159, v9153);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9164 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9165 = v9164 < v37;
+      const unsigned int v9166 = v9165 ? v9164 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9167 = v31 + v9166;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9168 = v9167 * v2;
+      const unsigned int v9169 = v9168 + v28;
+      const unsigned int v9170 = v9169 << 8u;
+      const unsigned int v9171 = v9170 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9172 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9174 = v9172 + v288;
+      const unsigned int v9175 = v9174 + v286;
+      iron_copy_async<16>(shm1 + (v9175 ^ (((v9175 >> 6u) & 7u) << 3u)), k + v9171, v9165);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v9091 ^ (((v9091 >> 6u) & 7u) << 3u)), v + v9085, v9079);
+      iron_copy_async<16>(shm2 + (v9103 ^ (((v9103 >> 6u) & 7u) << 3u)), v + v9099, v9093);
+      iron_copy_async<16>(shm2 + (v9115 ^ (((v9115 >> 6u) & 7u) << 3u)), v + v9111, v9105);
+      iron_copy_async<16>(shm2 + (v9127 ^ (((v9127 >> 6u) & 7u) << 3u)), v + v9123, v9117);
+      iron_copy_async<16>(shm2 + (v9139 ^ (((v9139 >> 6u) & 7u) << 3u)), v + v9135, v9129);
+      iron_copy_async<16>(shm2 + (v9151 ^ (((v9151 >> 6u) & 7u) << 3u)), v + v9147, v9141);
+      iron_copy_async<16>(shm2 + (v9163 ^ (((v9163 >> 6u) & 7u) << 3u)), v + v9159, v9153);
+      iron_copy_async<16>(shm2 + (v9175 ^ (((v9175 >> 6u) & 7u) << 3u)), v + v9171, v9165);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6431 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v6432 = v6431 << 6u;
-    const unsigned int v8518 = v41 & 3u;
-    const unsigned int v8520 = v8518 << 4u;
-    const unsigned int v8522 = v8520 << 6u;
-    const unsigned int v8524 = v6432 + v8522;
-    const unsigned int v8535 = v8524 + 16u;
-    const unsigned int v8544 = v8524 + 32u;
-    const unsigned int v8553 = v8524 + 48u;
-    const unsigned int v6446 = 8192u + v6432;
-    const unsigned int v8569 = v6446 + v8522;
-    const unsigned int v8580 = v8569 + 16u;
-    const unsigned int v8589 = v8569 + 32u;
-    const unsigned int v8598 = v8569 + 48u;
-    const unsigned int v6458 = 16384u + v6432;
-    const unsigned int v8614 = v6458 + v8522;
-    const unsigned int v8625 = v8614 + 16u;
-    const unsigned int v8634 = v8614 + 32u;
-    const unsigned int v8643 = v8614 + 48u;
-    const unsigned int v6470 = 24576u + v6432;
-    const unsigned int v8659 = v6470 + v8522;
-    const unsigned int v8670 = v8659 + 16u;
-    const unsigned int v8679 = v8659 + 32u;
-    const unsigned int v8688 = v8659 + 48u;
-    const bool v6486 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v7811 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v7812 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7816 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7817 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7821 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7822 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7826 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7827 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7831 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7832 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7836 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7837 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7841 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7842 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7846 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7847 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7851 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7852 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7856 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7857 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7861 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7862 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7866 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7867 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7871 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7872 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7876 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7877 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7881 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7882 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7886 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7887 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7891 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7892 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7896 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7897 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7901 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7902 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7906 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7907 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7911 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7912 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7916 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7917 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7921 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7922 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7926 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7927 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7931 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7932 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7936 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7937 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7941 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7942 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7946 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7947 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7951 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7952 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7956 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7957 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7961 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7962 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7966 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7967 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7971 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7972 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7976 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7977 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7981 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7982 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7986 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7987 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7991 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7992 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7996 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7997 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8001 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8002 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8006 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8007 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8011 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8012 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8016 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8017 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8021 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8022 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8026 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8027 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8031 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8032 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8036 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8037 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8041 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8042 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8046 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8047 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8051 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8052 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8056 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8057 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8061 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8062 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8066 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8067 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8071 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8072 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8076 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8077 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8081 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8082 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8086 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8087 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8091 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8092 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8096 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8097 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8101 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8102 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8106 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8107 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8111 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8112 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8116 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8117 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8121 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8122 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8126 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8127 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8131 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8132 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8136 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8137 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8141 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8142 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8146 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8147 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8151 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8152 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8156 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8157 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8161 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8162 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8166 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8167 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8171 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8172 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8176 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8177 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8181 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8182 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8186 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8187 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8191 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8192 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8196 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8197 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8201 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8202 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8206 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8207 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8211 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8212 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8216 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8217 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8221 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8222 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8226 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8227 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8231 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8232 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8236 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8237 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8241 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8242 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8246 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8247 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8251 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8252 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8256 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8257 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8261 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8262 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8266 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8267 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8271 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8272 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8276 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8277 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8281 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8282 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8286 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8287 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8291 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8292 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8296 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8297 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8301 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8302 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8306 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8307 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8311 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8312 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8316 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8317 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8321 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8322 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8326 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8327 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8331 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8332 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8336 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8337 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8341 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8342 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8346 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8347 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8351 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8352 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8356 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8357 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8361 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8362 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8366 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8367 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8371 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8372 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8376 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8377 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8381 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8382 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8386 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8387 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8391 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8392 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8396 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8397 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8401 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8402 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8406 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8407 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8411 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8412 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8416 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8417 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8421 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8422 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8426 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8427 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8431 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8432 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8436 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8437 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8441 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8442 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8446 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8447 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8459 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v6225 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v6226 = v6225 << 6u;
+    const unsigned int v8106 = v41 & 3u;
+    const unsigned int v8108 = v8106 << 4u;
+    const unsigned int v8110 = v8108 << 6u;
+    const unsigned int v8112 = v6226 + v8110;
+    const unsigned int v8123 = v8112 + 16u;
+    const unsigned int v8132 = v8112 + 32u;
+    const unsigned int v8141 = v8112 + 48u;
+    const unsigned int v6240 = 8192u + v6226;
+    const unsigned int v8157 = v6240 + v8110;
+    const unsigned int v8168 = v8157 + 16u;
+    const unsigned int v8177 = v8157 + 32u;
+    const unsigned int v8186 = v8157 + 48u;
+    const unsigned int v6252 = 16384u + v6226;
+    const unsigned int v8202 = v6252 + v8110;
+    const unsigned int v8213 = v8202 + 16u;
+    const unsigned int v8222 = v8202 + 32u;
+    const unsigned int v8231 = v8202 + 48u;
+    const unsigned int v6264 = 24576u + v6226;
+    const unsigned int v8247 = v6264 + v8110;
+    const unsigned int v8258 = v8247 + 16u;
+    const unsigned int v8267 = v8247 + 32u;
+    const unsigned int v8276 = v8247 + 48u;
+    const bool v6280 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v7399 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v7400 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7404 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7405 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7409 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7410 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7414 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7415 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7419 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7420 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7424 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7425 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7429 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7430 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7434 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7435 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7439 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7440 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7444 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7445 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7449 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7450 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7454 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7455 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7459 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7460 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7464 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7465 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7469 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7470 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7474 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7475 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7479 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7480 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7484 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7485 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7489 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7490 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7494 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7495 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7499 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7500 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7504 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7505 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7509 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7510 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7514 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7515 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7519 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7520 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7524 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7525 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7529 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7530 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7534 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7535 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7539 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7540 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7544 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7545 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7549 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7550 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7554 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7555 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7559 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7560 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7564 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7565 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7569 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7570 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7574 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7575 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7579 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7580 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7584 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7585 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7589 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7590 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7594 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7595 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7599 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7600 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7604 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7605 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7609 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7610 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7614 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7615 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7619 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7620 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7624 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7625 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7629 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7630 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7634 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7635 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7639 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7640 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7644 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7645 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7649 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7650 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7654 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7655 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7659 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7660 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7664 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7665 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7669 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7670 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7674 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7675 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7679 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7680 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7684 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7685 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7689 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7690 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7694 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7695 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7699 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7700 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7704 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7705 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7709 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7710 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7714 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7715 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7719 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7720 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7724 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7725 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7729 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7730 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7734 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7735 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7739 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7740 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7744 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7745 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7749 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7750 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7754 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7755 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7759 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7760 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7764 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7765 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7769 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7770 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7774 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7775 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7779 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7780 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7784 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7785 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7789 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7790 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7794 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7795 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7799 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7800 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7804 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7805 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7809 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7810 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7814 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7815 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7819 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7820 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7824 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7825 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7829 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7830 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7834 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7835 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7839 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7840 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7844 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7845 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7849 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7850 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7854 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7855 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7859 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7860 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7864 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7865 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7869 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7870 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7874 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7875 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7879 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7880 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7884 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7885 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7889 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7890 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7894 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7895 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7899 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7900 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7904 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7905 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7909 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7910 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7914 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7915 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7919 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7920 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7924 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7925 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7929 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7930 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7934 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7935 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7939 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7940 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7944 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7945 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7949 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7950 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7954 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7955 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7959 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7960 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7964 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7965 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7969 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7970 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7974 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7975 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7979 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7980 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7984 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7985 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7989 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7990 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7994 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7995 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7999 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8000 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8004 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8005 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8009 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8010 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8014 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8015 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8019 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8020 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8024 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8025 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8029 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8030 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8034 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8035 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8047 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v5909 = v571; v5909 < v555; v5909 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5910 = v5909 - v571;
-      const unsigned int v5911 = v5910 >> 6u;
-      const unsigned int v5913 = v5911 & 1u;
+    for (unsigned int v5703 = v571; v5703 < v555; v5703 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5704 = v5703 - v571;
+      const unsigned int v5705 = v5704 >> 6u;
+      const unsigned int v5707 = v5705 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5916 = v5909 + 64u;
-      const unsigned int v5918 = v5911 + 1u;
-      const unsigned int v5919 = v5918 & 1u;
-      const bool v5920 = v5916 < v555;
-      if (v5920) {
-        const unsigned int v5922 = v5919 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v5932 = v5916 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5933 = v5932 < v37;
-        const unsigned int v5936 = v5933 ? v5932 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5938 = v31 + v5936;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5939 = v5938 * v2;
-        const unsigned int v5940 = v5939 + v28;
-        const unsigned int v5941 = v5940 << 8u;
-        const unsigned int v5942 = v5941 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5950 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5951 = v5922 + v5950;
-        const unsigned int v5952 = v5951 + v71;
-        const unsigned int v5953 = v5952 + v69;
-        iron_copy_async<16>(shm1 + (v5953 ^ (((v5953 >> 6u) & 7u) << 3u)), k + v5942, v5933);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5963 = v5916 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5964 = v5963 < v37;
-        const unsigned int v5967 = v5964 ? v5963 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5969 = v31 + v5967;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5970 = v5969 * v2;
-        const unsigned int v5971 = v5970 + v28;
-        const unsigned int v5972 = v5971 << 8u;
-        const unsigned int v5973 = v5972 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5981 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5982 = v5922 + v5981;
-        const unsigned int v5983 = v5982 + v102;
-        const unsigned int v5984 = v5983 + v100;
-        iron_copy_async<16>(shm1 + (v5984 ^ (((v5984 >> 6u) & 7u) << 3u)), k + v5973, v5964);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5994 = v5916 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5995 = v5994 < v37;
-        const unsigned int v5998 = v5995 ? v5994 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6000 = v31 + v5998;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6001 = v6000 * v2;
-        const unsigned int v6002 = v6001 + v28;
-        const unsigned int v6003 = v6002 << 8u;
-        const unsigned int v6004 = v6003 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6012 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6013 = v5922 + v6012;
-        const unsigned int v6014 = v6013 + v133;
-        const unsigned int v6015 = v6014 + v131;
-        iron_copy_async<16>(shm1 + (v6015 ^ (((v6015 >> 6u) & 7u) << 3u)), k + v6004, v5995);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6025 = v5916 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6026 = v6025 < v37;
-        const unsigned int v6029 = v6026 ? v6025 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6031 = v31 + v6029;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6032 = v6031 * v2;
-        const unsigned int v6033 = v6032 + v28;
-        const unsigned int v6034 = v6033 << 8u;
-        const unsigned int v6035 = v6034 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6043 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6044 = v5922 + v6043;
-        const unsigned int v6045 = v6044 + v164;
-        const unsigned int v6046 = v6045 + v162;
-        iron_copy_async<16>(shm1 + (v6046 ^ (((v6046 >> 6u) & 7u) << 3u)), k + v6035, v6026);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6056 = v5916 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6057 = v6056 < v37;
-        const unsigned int v6060 = v6057 ? v6056 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6062 = v31 + v6060;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6063 = v6062 * v2;
-        const unsigned int v6064 = v6063 + v28;
-        const unsigned int v6065 = v6064 << 8u;
-        const unsigned int v6066 = v6065 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6074 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6075 = v5922 + v6074;
-        const unsigned int v6076 = v6075 + v195;
-        const unsigned int v6077 = v6076 + v193;
-        iron_copy_async<16>(shm1 + (v6077 ^ (((v6077 >> 6u) & 7u) << 3u)), k + v6066, v6057);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6087 = v5916 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6088 = v6087 < v37;
-        const unsigned int v6091 = v6088 ? v6087 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6093 = v31 + v6091;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6094 = v6093 * v2;
-        const unsigned int v6095 = v6094 + v28;
-        const unsigned int v6096 = v6095 << 8u;
-        const unsigned int v6097 = v6096 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6105 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6106 = v5922 + v6105;
-        const unsigned int v6107 = v6106 + v226;
-        const unsigned int v6108 = v6107 + v224;
-        iron_copy_async<16>(shm1 + (v6108 ^ (((v6108 >> 6u) & 7u) << 3u)), k + v6097, v6088);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6118 = v5916 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6119 = v6118 < v37;
-        const unsigned int v6122 = v6119 ? v6118 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6124 = v31 + v6122;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6125 = v6124 * v2;
-        const unsigned int v6126 = v6125 + v28;
-        const unsigned int v6127 = v6126 << 8u;
-        const unsigned int v6128 = v6127 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6136 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6137 = v5922 + v6136;
-        const unsigned int v6138 = v6137 + v257;
-        const unsigned int v6139 = v6138 + v255;
-        iron_copy_async<16>(shm1 + (v6139 ^ (((v6139 >> 6u) & 7u) << 3u)), k + v6128, v6119);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6149 = v5916 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6150 = v6149 < v37;
-        const unsigned int v6153 = v6150 ? v6149 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6155 = v31 + v6153;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6156 = v6155 * v2;
-        const unsigned int v6157 = v6156 + v28;
-        const unsigned int v6158 = v6157 << 8u;
-        const unsigned int v6159 = v6158 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6167 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6168 = v5922 + v6167;
-        const unsigned int v6169 = v6168 + v288;
-        const unsigned int v6170 = v6169 + v286;
-        iron_copy_async<16>(shm1 + (v6170 ^ (((v6170 >> 6u) & 7u) << 3u)), k + v6159, v6150);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v5953 ^ (((v5953 >> 6u) & 7u) << 3u)), v + v5942, v5933);
-        iron_copy_async<16>(shm2 + (v5984 ^ (((v5984 >> 6u) & 7u) << 3u)), v + v5973, v5964);
-        iron_copy_async<16>(shm2 + (v6015 ^ (((v6015 >> 6u) & 7u) << 3u)), v + v6004, v5995);
-        iron_copy_async<16>(shm2 + (v6046 ^ (((v6046 >> 6u) & 7u) << 3u)), v + v6035, v6026);
-        iron_copy_async<16>(shm2 + (v6077 ^ (((v6077 >> 6u) & 7u) << 3u)), v + v6066, v6057);
-        iron_copy_async<16>(shm2 + (v6108 ^ (((v6108 >> 6u) & 7u) << 3u)), v + v6097, v6088);
-        iron_copy_async<16>(shm2 + (v6139 ^ (((v6139 >> 6u) & 7u) << 3u)), v + v6128, v6119);
-        iron_copy_async<16>(shm2 + (v6170 ^ (((v6170 >> 6u) & 7u) << 3u)), v + v6159, v6150);
+      const unsigned int v5710 = v5703 + 64u;
+      const unsigned int v5712 = v5705 + 1u;
+      const unsigned int v5713 = v5712 & 1u;
+      const bool v5714 = v5710 < v555;
+      if (v5714) {
+        const unsigned int v5716 = v5713 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v5726 = v5710 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5727 = v5726 < v37;
+        const unsigned int v5730 = v5727 ? v5726 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5732 = v31 + v5730;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5733 = v5732 * v2;
+        const unsigned int v5734 = v5733 + v28;
+        const unsigned int v5735 = v5734 << 8u;
+        const unsigned int v5736 = v5735 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5744 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5745 = v5716 + v5744;
+        const unsigned int v5746 = v5745 + v71;
+        const unsigned int v5747 = v5746 + v69;
+        iron_copy_async<16>(shm1 + (v5747 ^ (((v5747 >> 6u) & 7u) << 3u)), k + v5736, v5727);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5757 = v5710 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5758 = v5757 < v37;
+        const unsigned int v5761 = v5758 ? v5757 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5763 = v31 + v5761;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5764 = v5763 * v2;
+        const unsigned int v5765 = v5764 + v28;
+        const unsigned int v5766 = v5765 << 8u;
+        const unsigned int v5767 = v5766 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5775 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5776 = v5716 + v5775;
+        const unsigned int v5777 = v5776 + v102;
+        const unsigned int v5778 = v5777 + v100;
+        iron_copy_async<16>(shm1 + (v5778 ^ (((v5778 >> 6u) & 7u) << 3u)), k + v5767, v5758);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5788 = v5710 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5789 = v5788 < v37;
+        const unsigned int v5792 = v5789 ? v5788 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5794 = v31 + v5792;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5795 = v5794 * v2;
+        const unsigned int v5796 = v5795 + v28;
+        const unsigned int v5797 = v5796 << 8u;
+        const unsigned int v5798 = v5797 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5806 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5807 = v5716 + v5806;
+        const unsigned int v5808 = v5807 + v133;
+        const unsigned int v5809 = v5808 + v131;
+        iron_copy_async<16>(shm1 + (v5809 ^ (((v5809 >> 6u) & 7u) << 3u)), k + v5798, v5789);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5819 = v5710 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5820 = v5819 < v37;
+        const unsigned int v5823 = v5820 ? v5819 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5825 = v31 + v5823;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5826 = v5825 * v2;
+        const unsigned int v5827 = v5826 + v28;
+        const unsigned int v5828 = v5827 << 8u;
+        const unsigned int v5829 = v5828 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5837 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5838 = v5716 + v5837;
+        const unsigned int v5839 = v5838 + v164;
+        const unsigned int v5840 = v5839 + v162;
+        iron_copy_async<16>(shm1 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), k + v5829, v5820);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5850 = v5710 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5851 = v5850 < v37;
+        const unsigned int v5854 = v5851 ? v5850 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5856 = v31 + v5854;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5857 = v5856 * v2;
+        const unsigned int v5858 = v5857 + v28;
+        const unsigned int v5859 = v5858 << 8u;
+        const unsigned int v5860 = v5859 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5868 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5869 = v5716 + v5868;
+        const unsigned int v5870 = v5869 + v195;
+        const unsigned int v5871 = v5870 + v193;
+        iron_copy_async<16>(shm1 + (v5871 ^ (((v5871 >> 6u) & 7u) << 3u)), k + v5860, v5851);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5881 = v5710 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5882 = v5881 < v37;
+        const unsigned int v5885 = v5882 ? v5881 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5887 = v31 + v5885;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5888 = v5887 * v2;
+        const unsigned int v5889 = v5888 + v28;
+        const unsigned int v5890 = v5889 << 8u;
+        const unsigned int v5891 = v5890 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5899 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5900 = v5716 + v5899;
+        const unsigned int v5901 = v5900 + v226;
+        const unsigned int v5902 = v5901 + v224;
+        iron_copy_async<16>(shm1 + (v5902 ^ (((v5902 >> 6u) & 7u) << 3u)), k + v5891, v5882);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5912 = v5710 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5913 = v5912 < v37;
+        const unsigned int v5916 = v5913 ? v5912 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5918 = v31 + v5916;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5919 = v5918 * v2;
+        const unsigned int v5920 = v5919 + v28;
+        const unsigned int v5921 = v5920 << 8u;
+        const unsigned int v5922 = v5921 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5930 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5931 = v5716 + v5930;
+        const unsigned int v5932 = v5931 + v257;
+        const unsigned int v5933 = v5932 + v255;
+        iron_copy_async<16>(shm1 + (v5933 ^ (((v5933 >> 6u) & 7u) << 3u)), k + v5922, v5913);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5943 = v5710 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5944 = v5943 < v37;
+        const unsigned int v5947 = v5944 ? v5943 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5949 = v31 + v5947;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5950 = v5949 * v2;
+        const unsigned int v5951 = v5950 + v28;
+        const unsigned int v5952 = v5951 << 8u;
+        const unsigned int v5953 = v5952 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5961 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5962 = v5716 + v5961;
+        const unsigned int v5963 = v5962 + v288;
+        const unsigned int v5964 = v5963 + v286;
+        iron_copy_async<16>(shm1 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), k + v5953, v5944);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v5747 ^ (((v5747 >> 6u) & 7u) << 3u)), v + v5736, v5727);
+        iron_copy_async<16>(shm2 + (v5778 ^ (((v5778 >> 6u) & 7u) << 3u)), v + v5767, v5758);
+        iron_copy_async<16>(shm2 + (v5809 ^ (((v5809 >> 6u) & 7u) << 3u)), v + v5798, v5789);
+        iron_copy_async<16>(shm2 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), v + v5829, v5820);
+        iron_copy_async<16>(shm2 + (v5871 ^ (((v5871 >> 6u) & 7u) << 3u)), v + v5860, v5851);
+        iron_copy_async<16>(shm2 + (v5902 ^ (((v5902 >> 6u) & 7u) << 3u)), v + v5891, v5882);
+        iron_copy_async<16>(shm2 + (v5933 ^ (((v5933 >> 6u) & 7u) << 3u)), v + v5922, v5913);
+        iron_copy_async<16>(shm2 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), v + v5953, v5944);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v6422;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v6422, 0.0f);
-      const unsigned int v6426 = v5913 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8531;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8531, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8531, shm0, v8524, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8533;
-      iron_frag_fill(v8533, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8533, shm1, v6426, 64u);
-      iron_frag_mma_sync(v6422, v8531, v8533);
-      const unsigned int v8538 = v6426 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8540;
-      iron_frag_fill(v8540, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8540, shm0, v8535, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8542;
-      iron_frag_fill(v8542, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8542, shm1, v8538, 64u);
-      iron_frag_mma_sync(v6422, v8540, v8542);
-      const unsigned int v8547 = v6426 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8549;
-      iron_frag_fill(v8549, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8549, shm0, v8544, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8551;
-      iron_frag_fill(v8551, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8551, shm1, v8547, 64u);
-      iron_frag_mma_sync(v6422, v8549, v8551);
-      const unsigned int v8556 = v6426 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8558;
-      iron_frag_fill(v8558, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8558, shm0, v8553, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8560;
-      iron_frag_fill(v8560, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8560, shm1, v8556, 64u);
-      iron_frag_mma_sync(v6422, v8558, v8560);
-      const unsigned int v6439 = v6426 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8576;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8576, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8576, shm0, v8569, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8578;
-      iron_frag_fill(v8578, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8578, shm1, v6439, 64u);
-      iron_frag_mma_sync(v6422, v8576, v8578);
-      const unsigned int v8583 = v6439 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8585;
-      iron_frag_fill(v8585, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8585, shm0, v8580, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8587;
-      iron_frag_fill(v8587, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8587, shm1, v8583, 64u);
-      iron_frag_mma_sync(v6422, v8585, v8587);
-      const unsigned int v8592 = v6439 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8594;
-      iron_frag_fill(v8594, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8594, shm0, v8589, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8596;
-      iron_frag_fill(v8596, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8596, shm1, v8592, 64u);
-      iron_frag_mma_sync(v6422, v8594, v8596);
-      const unsigned int v8601 = v6439 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8603;
-      iron_frag_fill(v8603, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8603, shm0, v8598, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8605;
-      iron_frag_fill(v8605, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8605, shm1, v8601, 64u);
-      iron_frag_mma_sync(v6422, v8603, v8605);
-      const unsigned int v6451 = v6426 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8621;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8621, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8621, shm0, v8614, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8623;
-      iron_frag_fill(v8623, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8623, shm1, v6451, 64u);
-      iron_frag_mma_sync(v6422, v8621, v8623);
-      const unsigned int v8628 = v6451 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8630;
-      iron_frag_fill(v8630, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8630, shm0, v8625, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8632;
-      iron_frag_fill(v8632, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8632, shm1, v8628, 64u);
-      iron_frag_mma_sync(v6422, v8630, v8632);
-      const unsigned int v8637 = v6451 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8639;
-      iron_frag_fill(v8639, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8639, shm0, v8634, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8641;
-      iron_frag_fill(v8641, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8641, shm1, v8637, 64u);
-      iron_frag_mma_sync(v6422, v8639, v8641);
-      const unsigned int v8646 = v6451 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8648;
-      iron_frag_fill(v8648, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8648, shm0, v8643, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8650;
-      iron_frag_fill(v8650, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8650, shm1, v8646, 64u);
-      iron_frag_mma_sync(v6422, v8648, v8650);
-      const unsigned int v6463 = v6426 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8666;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8666, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8666, shm0, v8659, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8668;
-      iron_frag_fill(v8668, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8668, shm1, v6463, 64u);
-      iron_frag_mma_sync(v6422, v8666, v8668);
-      const unsigned int v8673 = v6463 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8675;
-      iron_frag_fill(v8675, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8675, shm0, v8670, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8677;
-      iron_frag_fill(v8677, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8677, shm1, v8673, 64u);
-      iron_frag_mma_sync(v6422, v8675, v8677);
-      const unsigned int v8682 = v6463 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8684;
-      iron_frag_fill(v8684, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8684, shm0, v8679, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8686;
-      iron_frag_fill(v8686, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8686, shm1, v8682, 64u);
-      iron_frag_mma_sync(v6422, v8684, v8686);
-      const unsigned int v8691 = v6463 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8693;
-      iron_frag_fill(v8693, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8693, shm0, v8688, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8695;
-      iron_frag_fill(v8695, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8695, shm1, v8691, 64u);
-      iron_frag_mma_sync(v6422, v8693, v8695);
-      const bool v6473 = v5916 <= v37;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6481 = v5916 + v18;
-      const bool v6482 = v6481 <= v558;
-      const bool v6483 = v554 || v6482;
-      const bool v6484 = v6473 && v6483;
-      const unsigned int v6487 = v5909 + v7;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v6488 = v6487 + v18;
-      const bool v6490 = v547 <= v6488;
-      const bool v6491 = v6486 || v6490;
-      const bool v6492 = v6484 && v6491;  // kernels/sdpa/flash_tile.hpp:146
-      if (v6492) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v6495 = v6422.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v6496 = v6495 * v573;
-        v6422.x[0] = v6496;
-        const float v6499 = v6422.x[1];
-        const float v6500 = v6499 * v573;
-        v6422.x[1] = v6500;
-        const float v6503 = v6422.x[2];
-        const float v6504 = v6503 * v573;
-        v6422.x[2] = v6504;
-        const float v6507 = v6422.x[3];
-        const float v6508 = v6507 * v573;
-        v6422.x[3] = v6508;
-        const float v6511 = v6422.x[4];
-        const float v6512 = v6511 * v573;
-        v6422.x[4] = v6512;
-        const float v6515 = v6422.x[5];
-        const float v6516 = v6515 * v573;
-        v6422.x[5] = v6516;
-        const float v6519 = v6422.x[6];
-        const float v6520 = v6519 * v573;
-        v6422.x[6] = v6520;
-        const float v6523 = v6422.x[7];
-        const float v6524 = v6523 * v573;
-        v6422.x[7] = v6524;
-        const float v6527 = v6422.x[8];
-        const float v6528 = v6527 * v573;
-        v6422.x[8] = v6528;
-        const float v6531 = v6422.x[9];
-        const float v6532 = v6531 * v573;
-        v6422.x[9] = v6532;
-        const float v6535 = v6422.x[10];
-        const float v6536 = v6535 * v573;
-        v6422.x[10] = v6536;
-        const float v6539 = v6422.x[11];
-        const float v6540 = v6539 * v573;
-        v6422.x[11] = v6540;
-        const float v6543 = v6422.x[12];
-        const float v6544 = v6543 * v573;
-        v6422.x[12] = v6544;
-        const float v6547 = v6422.x[13];
-        const float v6548 = v6547 * v573;
-        v6422.x[13] = v6548;
-        const float v6551 = v6422.x[14];
-        const float v6552 = v6551 * v573;
-        v6422.x[14] = v6552;
-        const float v6555 = v6422.x[15];
-        const float v6556 = v6555 * v573;
-        v6422.x[15] = v6556;
-        const float v6559 = v6422.x[16];
-        const float v6560 = v6559 * v573;
-        v6422.x[16] = v6560;
-        const float v6563 = v6422.x[17];
-        const float v6564 = v6563 * v573;
-        v6422.x[17] = v6564;
-        const float v6567 = v6422.x[18];
-        const float v6568 = v6567 * v573;
-        v6422.x[18] = v6568;
-        const float v6571 = v6422.x[19];
-        const float v6572 = v6571 * v573;
-        v6422.x[19] = v6572;
-        const float v6575 = v6422.x[20];
-        const float v6576 = v6575 * v573;
-        v6422.x[20] = v6576;
-        const float v6579 = v6422.x[21];
-        const float v6580 = v6579 * v573;
-        v6422.x[21] = v6580;
-        const float v6583 = v6422.x[22];
-        const float v6584 = v6583 * v573;
-        v6422.x[22] = v6584;
-        const float v6587 = v6422.x[23];
-        const float v6588 = v6587 * v573;
-        v6422.x[23] = v6588;
-        const float v6591 = v6422.x[24];
-        const float v6592 = v6591 * v573;
-        v6422.x[24] = v6592;
-        const float v6595 = v6422.x[25];
-        const float v6596 = v6595 * v573;
-        v6422.x[25] = v6596;
-        const float v6599 = v6422.x[26];
-        const float v6600 = v6599 * v573;
-        v6422.x[26] = v6600;
-        const float v6603 = v6422.x[27];
-        const float v6604 = v6603 * v573;
-        v6422.x[27] = v6604;
-        const float v6607 = v6422.x[28];
-        const float v6608 = v6607 * v573;
-        v6422.x[28] = v6608;
-        const float v6611 = v6422.x[29];
-        const float v6612 = v6611 * v573;
-        v6422.x[29] = v6612;
-        const float v6615 = v6422.x[30];
-        const float v6616 = v6615 * v573;
-        v6422.x[30] = v6616;
-        const float v6619 = v6422.x[31];
-        const float v6620 = v6619 * v573;
-        v6422.x[31] = v6620;
+      iron_frag<float, 2, 16, 64> v6216;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v6216, 0.0f);
+      const unsigned int v6220 = v5707 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8119;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8119, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8119, shm0, v8112, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8121;
+      iron_frag_fill(v8121, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8121, shm1, v6220, 64u);
+      iron_frag_mma_sync(v6216, v8119, v8121);
+      const unsigned int v8126 = v6220 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8128;
+      iron_frag_fill(v8128, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8128, shm0, v8123, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8130;
+      iron_frag_fill(v8130, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8130, shm1, v8126, 64u);
+      iron_frag_mma_sync(v6216, v8128, v8130);
+      const unsigned int v8135 = v6220 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8137;
+      iron_frag_fill(v8137, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8137, shm0, v8132, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8139;
+      iron_frag_fill(v8139, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8139, shm1, v8135, 64u);
+      iron_frag_mma_sync(v6216, v8137, v8139);
+      const unsigned int v8144 = v6220 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8146;
+      iron_frag_fill(v8146, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8146, shm0, v8141, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8148;
+      iron_frag_fill(v8148, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8148, shm1, v8144, 64u);
+      iron_frag_mma_sync(v6216, v8146, v8148);
+      const unsigned int v6233 = v6220 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8164;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8164, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8164, shm0, v8157, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8166;
+      iron_frag_fill(v8166, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8166, shm1, v6233, 64u);
+      iron_frag_mma_sync(v6216, v8164, v8166);
+      const unsigned int v8171 = v6233 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8173;
+      iron_frag_fill(v8173, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8173, shm0, v8168, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8175;
+      iron_frag_fill(v8175, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8175, shm1, v8171, 64u);
+      iron_frag_mma_sync(v6216, v8173, v8175);
+      const unsigned int v8180 = v6233 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8182;
+      iron_frag_fill(v8182, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8182, shm0, v8177, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8184;
+      iron_frag_fill(v8184, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8184, shm1, v8180, 64u);
+      iron_frag_mma_sync(v6216, v8182, v8184);
+      const unsigned int v8189 = v6233 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8191;
+      iron_frag_fill(v8191, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8191, shm0, v8186, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8193;
+      iron_frag_fill(v8193, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8193, shm1, v8189, 64u);
+      iron_frag_mma_sync(v6216, v8191, v8193);
+      const unsigned int v6245 = v6220 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8209;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8209, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8209, shm0, v8202, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8211;
+      iron_frag_fill(v8211, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8211, shm1, v6245, 64u);
+      iron_frag_mma_sync(v6216, v8209, v8211);
+      const unsigned int v8216 = v6245 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8218;
+      iron_frag_fill(v8218, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8218, shm0, v8213, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8220;
+      iron_frag_fill(v8220, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8220, shm1, v8216, 64u);
+      iron_frag_mma_sync(v6216, v8218, v8220);
+      const unsigned int v8225 = v6245 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8227;
+      iron_frag_fill(v8227, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8227, shm0, v8222, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8229;
+      iron_frag_fill(v8229, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8229, shm1, v8225, 64u);
+      iron_frag_mma_sync(v6216, v8227, v8229);
+      const unsigned int v8234 = v6245 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8236;
+      iron_frag_fill(v8236, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8236, shm0, v8231, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8238;
+      iron_frag_fill(v8238, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8238, shm1, v8234, 64u);
+      iron_frag_mma_sync(v6216, v8236, v8238);
+      const unsigned int v6257 = v6220 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8254;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8254, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8254, shm0, v8247, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8256;
+      iron_frag_fill(v8256, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8256, shm1, v6257, 64u);
+      iron_frag_mma_sync(v6216, v8254, v8256);
+      const unsigned int v8261 = v6257 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8263;
+      iron_frag_fill(v8263, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8263, shm0, v8258, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8265;
+      iron_frag_fill(v8265, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8265, shm1, v8261, 64u);
+      iron_frag_mma_sync(v6216, v8263, v8265);
+      const unsigned int v8270 = v6257 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8272;
+      iron_frag_fill(v8272, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8272, shm0, v8267, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8274;
+      iron_frag_fill(v8274, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8274, shm1, v8270, 64u);
+      iron_frag_mma_sync(v6216, v8272, v8274);
+      const unsigned int v8279 = v6257 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8281;
+      iron_frag_fill(v8281, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8281, shm0, v8276, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8283;
+      iron_frag_fill(v8283, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8283, shm1, v8279, 64u);
+      iron_frag_mma_sync(v6216, v8281, v8283);
+      const bool v6267 = v5710 <= v37;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v6275 = v5710 + v18;
+      const bool v6276 = v6275 <= v558;
+      const bool v6277 = v554 || v6276;
+      const bool v6278 = v6267 && v6277;
+      const unsigned int v6281 = v5703 + v7;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v6282 = v6281 + v18;
+      const bool v6284 = v547 <= v6282;
+      const bool v6285 = v6280 || v6284;
+      const bool v6286 = v6278 && v6285;  // kernels/sdpa/flash_tile.hpp:159
+      if (v6286) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v6289 = v6216.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v6290 = v6289 * v573;
+        v6216.x[0] = v6290;
+        const float v6293 = v6216.x[1];
+        const float v6294 = v6293 * v573;
+        v6216.x[1] = v6294;
+        const float v6297 = v6216.x[2];
+        const float v6298 = v6297 * v573;
+        v6216.x[2] = v6298;
+        const float v6301 = v6216.x[3];
+        const float v6302 = v6301 * v573;
+        v6216.x[3] = v6302;
+        const float v6305 = v6216.x[4];
+        const float v6306 = v6305 * v573;
+        v6216.x[4] = v6306;
+        const float v6309 = v6216.x[5];
+        const float v6310 = v6309 * v573;
+        v6216.x[5] = v6310;
+        const float v6313 = v6216.x[6];
+        const float v6314 = v6313 * v573;
+        v6216.x[6] = v6314;
+        const float v6317 = v6216.x[7];
+        const float v6318 = v6317 * v573;
+        v6216.x[7] = v6318;
+        const float v6321 = v6216.x[8];
+        const float v6322 = v6321 * v573;
+        v6216.x[8] = v6322;
+        const float v6325 = v6216.x[9];
+        const float v6326 = v6325 * v573;
+        v6216.x[9] = v6326;
+        const float v6329 = v6216.x[10];
+        const float v6330 = v6329 * v573;
+        v6216.x[10] = v6330;
+        const float v6333 = v6216.x[11];
+        const float v6334 = v6333 * v573;
+        v6216.x[11] = v6334;
+        const float v6337 = v6216.x[12];
+        const float v6338 = v6337 * v573;
+        v6216.x[12] = v6338;
+        const float v6341 = v6216.x[13];
+        const float v6342 = v6341 * v573;
+        v6216.x[13] = v6342;
+        const float v6345 = v6216.x[14];
+        const float v6346 = v6345 * v573;
+        v6216.x[14] = v6346;
+        const float v6349 = v6216.x[15];
+        const float v6350 = v6349 * v573;
+        v6216.x[15] = v6350;
+        const float v6353 = v6216.x[16];
+        const float v6354 = v6353 * v573;
+        v6216.x[16] = v6354;
+        const float v6357 = v6216.x[17];
+        const float v6358 = v6357 * v573;
+        v6216.x[17] = v6358;
+        const float v6361 = v6216.x[18];
+        const float v6362 = v6361 * v573;
+        v6216.x[18] = v6362;
+        const float v6365 = v6216.x[19];
+        const float v6366 = v6365 * v573;
+        v6216.x[19] = v6366;
+        const float v6369 = v6216.x[20];
+        const float v6370 = v6369 * v573;
+        v6216.x[20] = v6370;
+        const float v6373 = v6216.x[21];
+        const float v6374 = v6373 * v573;
+        v6216.x[21] = v6374;
+        const float v6377 = v6216.x[22];
+        const float v6378 = v6377 * v573;
+        v6216.x[22] = v6378;
+        const float v6381 = v6216.x[23];
+        const float v6382 = v6381 * v573;
+        v6216.x[23] = v6382;
+        const float v6385 = v6216.x[24];
+        const float v6386 = v6385 * v573;
+        v6216.x[24] = v6386;
+        const float v6389 = v6216.x[25];
+        const float v6390 = v6389 * v573;
+        v6216.x[25] = v6390;
+        const float v6393 = v6216.x[26];
+        const float v6394 = v6393 * v573;
+        v6216.x[26] = v6394;
+        const float v6397 = v6216.x[27];
+        const float v6398 = v6397 * v573;
+        v6216.x[27] = v6398;
+        const float v6401 = v6216.x[28];
+        const float v6402 = v6401 * v573;
+        v6216.x[28] = v6402;
+        const float v6405 = v6216.x[29];
+        const float v6406 = v6405 * v573;
+        v6216.x[29] = v6406;
+        const float v6409 = v6216.x[30];
+        const float v6410 = v6409 * v573;
+        v6216.x[30] = v6410;
+        const float v6413 = v6216.x[31];
+        const float v6414 = v6413 * v573;
+        v6216.x[31] = v6414;
       } else {
-        const unsigned int v6621 = static_cast<unsigned int>(v6422.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6622 = static_cast<unsigned int>(v6422.row(0, iron_linear_thread() & 31u));
-        const float v6623 = v6422.x[0];
-        const unsigned int v6624 = v46 + v6622;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6625 = v5909 + v6621;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6626 = v6625 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6629 = v6624 + v37;
-        const unsigned int v6630 = v6625 + v18;
-        const bool v6631 = v6630 <= v6629;
-        const bool v6632 = v554 || v6631;
-        const bool v6633 = v6626 && v6632;
-        const unsigned int v6636 = v6625 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6637 = v6636 + v18;
-        const bool v6639 = v6629 < v6637;
-        const bool v6640 = v6486 || v6639;
-        const bool v6641 = v6633 && v6640;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6643 = v6623 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6644 = v6641 ? v6643 : __uint_as_float(0xff800000u);
-        v6422.x[0] = v6644;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6645 = static_cast<unsigned int>(v6422.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6646 = static_cast<unsigned int>(v6422.row(1, iron_linear_thread() & 31u));
-        const float v6647 = v6422.x[1];
-        const unsigned int v6648 = v46 + v6646;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6649 = v5909 + v6645;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6650 = v6649 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6653 = v6648 + v37;
-        const unsigned int v6654 = v6649 + v18;
-        const bool v6655 = v6654 <= v6653;
-        const bool v6656 = v554 || v6655;
-        const bool v6657 = v6650 && v6656;
-        const unsigned int v6660 = v6649 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6661 = v6660 + v18;
-        const bool v6663 = v6653 < v6661;
-        const bool v6664 = v6486 || v6663;
-        const bool v6665 = v6657 && v6664;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6667 = v6647 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6668 = v6665 ? v6667 : __uint_as_float(0xff800000u);
-        v6422.x[1] = v6668;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6669 = static_cast<unsigned int>(v6422.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6670 = static_cast<unsigned int>(v6422.row(2, iron_linear_thread() & 31u));
-        const float v6671 = v6422.x[2];
-        const unsigned int v6672 = v46 + v6670;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6673 = v5909 + v6669;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6674 = v6673 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6677 = v6672 + v37;
-        const unsigned int v6678 = v6673 + v18;
-        const bool v6679 = v6678 <= v6677;
-        const bool v6680 = v554 || v6679;
-        const bool v6681 = v6674 && v6680;
-        const unsigned int v6684 = v6673 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6685 = v6684 + v18;
-        const bool v6687 = v6677 < v6685;
-        const bool v6688 = v6486 || v6687;
-        const bool v6689 = v6681 && v6688;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6691 = v6671 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v6416;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v6416, 0.0f);
+        iron_frag<float, 2, 16, 8> v6418;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v6418, 0.0f);
+        const unsigned int v6420 = static_cast<unsigned int>(v6416.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6422 = v46 + v6420;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6424 = v6422 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6425 = v6424 + 1u;
+        const unsigned int v6427 = v6425 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6436 = v6427 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6440 = v6425 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6441 = v567 && v6440;
+        const unsigned int v6442 = v6441 ? v6436 : v47;
+        const unsigned int v6445 = v6442 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6446 = min(v6445, 64u);
+        const bool v6447 = v6442 > v5703;
+        const unsigned int v6448 = v6447 ? v6446 : v47;
+        const float v6449 = __uint_as_float(v6448);
+        v6416.x[0] = v6449;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6451 = static_cast<unsigned int>(v6416.row(1, iron_linear_thread() & 31u));
+        const unsigned int v6453 = v46 + v6451;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6455 = v6453 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6456 = v6455 + 1u;
+        const unsigned int v6458 = v6456 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6467 = v6458 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6471 = v6456 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6472 = v567 && v6471;
+        const unsigned int v6473 = v6472 ? v6467 : v47;
+        const unsigned int v6476 = v6473 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6477 = min(v6476, 64u);
+        const bool v6478 = v6473 > v5703;
+        const unsigned int v6479 = v6478 ? v6477 : v47;
+        const float v6480 = __uint_as_float(v6479);
+        v6416.x[1] = v6480;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6482 = static_cast<unsigned int>(v6416.row(2, iron_linear_thread() & 31u));
+        const unsigned int v6484 = v46 + v6482;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6486 = v6484 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6487 = v6486 + 1u;
+        const unsigned int v6489 = v6487 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6498 = v6489 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6502 = v6487 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6503 = v567 && v6502;
+        const unsigned int v6504 = v6503 ? v6498 : v47;
+        const unsigned int v6507 = v6504 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6508 = min(v6507, 64u);
+        const bool v6509 = v6504 > v5703;
+        const unsigned int v6510 = v6509 ? v6508 : v47;
+        const float v6511 = __uint_as_float(v6510);
+        v6416.x[2] = v6511;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6513 = static_cast<unsigned int>(v6416.row(3, iron_linear_thread() & 31u));
+        const unsigned int v6515 = v46 + v6513;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6517 = v6515 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6518 = v6517 + 1u;
+        const unsigned int v6520 = v6518 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6529 = v6520 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6533 = v6518 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6534 = v567 && v6533;
+        const unsigned int v6535 = v6534 ? v6529 : v47;
+        const unsigned int v6538 = v6535 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6539 = min(v6538, 64u);
+        const bool v6540 = v6535 > v5703;
+        const unsigned int v6541 = v6540 ? v6539 : v47;
+        const float v6542 = __uint_as_float(v6541);
+        v6416.x[3] = v6542;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6544 = static_cast<unsigned int>(v6418.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6546 = v46 + v6544;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6548 = v6546 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6549 = v6548 + 1u;
+        const unsigned int v6551 = v6549 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6552 = min(v37, v6551);
+        const bool v6553 = v6549 > v18;
+        const unsigned int v6554 = v6553 ? v6552 : v47;
+        const unsigned int v6557 = v554 ? v37 : v6554;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6569 = v6557 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6570 = min(v6569, 64u);
+        const bool v6571 = v6557 > v5703;
+        const unsigned int v6572 = v6571 ? v6570 : v47;
+        const float v6573 = __uint_as_float(v6572);
+        v6418.x[0] = v6573;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6575 = static_cast<unsigned int>(v6418.row(1, iron_linear_thread() & 31u));
+        const unsigned int v6577 = v46 + v6575;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6579 = v6577 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6580 = v6579 + 1u;
+        const unsigned int v6582 = v6580 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6583 = min(v37, v6582);
+        const bool v6584 = v6580 > v18;
+        const unsigned int v6585 = v6584 ? v6583 : v47;
+        const unsigned int v6588 = v554 ? v37 : v6585;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6600 = v6588 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6601 = min(v6600, 64u);
+        const bool v6602 = v6588 > v5703;
+        const unsigned int v6603 = v6602 ? v6601 : v47;
+        const float v6604 = __uint_as_float(v6603);
+        v6418.x[1] = v6604;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6606 = static_cast<unsigned int>(v6418.row(2, iron_linear_thread() & 31u));
+        const unsigned int v6608 = v46 + v6606;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6610 = v6608 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6611 = v6610 + 1u;
+        const unsigned int v6613 = v6611 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6614 = min(v37, v6613);
+        const bool v6615 = v6611 > v18;
+        const unsigned int v6616 = v6615 ? v6614 : v47;
+        const unsigned int v6619 = v554 ? v37 : v6616;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6631 = v6619 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6632 = min(v6631, 64u);
+        const bool v6633 = v6619 > v5703;
+        const unsigned int v6634 = v6633 ? v6632 : v47;
+        const float v6635 = __uint_as_float(v6634);
+        v6418.x[2] = v6635;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6637 = static_cast<unsigned int>(v6418.row(3, iron_linear_thread() & 31u));
+        const unsigned int v6639 = v46 + v6637;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6641 = v6639 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6642 = v6641 + 1u;
+        const unsigned int v6644 = v6642 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6645 = min(v37, v6644);
+        const bool v6646 = v6642 > v18;
+        const unsigned int v6647 = v6646 ? v6645 : v47;
+        const unsigned int v6650 = v554 ? v37 : v6647;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6662 = v6650 - v5703;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6663 = min(v6662, 64u);
+        const bool v6664 = v6650 > v5703;
+        const unsigned int v6665 = v6664 ? v6663 : v47;
+        const float v6666 = __uint_as_float(v6665);
+        v6418.x[3] = v6666;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6667 = static_cast<unsigned int>(v6216.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v6669 = v6216.x[0];
+        const float v6670 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6671 = __float_as_uint(v6670);
+        const bool v6672 = v6667 >= v6671;
+        const float v6673 = v6418.x[0];
+        const unsigned int v6674 = __float_as_uint(v6673);
+        const bool v6675 = v6667 < v6674;
+        const bool v6676 = v6672 && v6675;
+        const float v6678 = v6669 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6679 = v6676 ? v6678 : __uint_as_float(0xff800000u);
+        v6216.x[0] = v6679;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6680 = static_cast<unsigned int>(v6216.col(1, iron_linear_thread() & 31u));
+        const float v6682 = v6216.x[1];
+        const float v6683 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6684 = __float_as_uint(v6683);
+        const bool v6685 = v6680 >= v6684;
+        const float v6686 = v6418.x[0];
+        const unsigned int v6687 = __float_as_uint(v6686);
+        const bool v6688 = v6680 < v6687;
+        const bool v6689 = v6685 && v6688;
+        const float v6691 = v6682 * v573;  // kernels/sdpa/flash_tile.hpp:181
         const float v6692 = v6689 ? v6691 : __uint_as_float(0xff800000u);
-        v6422.x[2] = v6692;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6693 = static_cast<unsigned int>(v6422.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6694 = static_cast<unsigned int>(v6422.row(3, iron_linear_thread() & 31u));
-        const float v6695 = v6422.x[3];
-        const unsigned int v6696 = v46 + v6694;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6697 = v5909 + v6693;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6698 = v6697 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6701 = v6696 + v37;
-        const unsigned int v6702 = v6697 + v18;
-        const bool v6703 = v6702 <= v6701;
-        const bool v6704 = v554 || v6703;
-        const bool v6705 = v6698 && v6704;
-        const unsigned int v6708 = v6697 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6709 = v6708 + v18;
-        const bool v6711 = v6701 < v6709;
-        const bool v6712 = v6486 || v6711;
-        const bool v6713 = v6705 && v6712;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6715 = v6695 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6716 = v6713 ? v6715 : __uint_as_float(0xff800000u);
-        v6422.x[3] = v6716;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6717 = static_cast<unsigned int>(v6422.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6718 = static_cast<unsigned int>(v6422.row(4, iron_linear_thread() & 31u));
-        const float v6719 = v6422.x[4];
-        const unsigned int v6720 = v46 + v6718;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6721 = v5909 + v6717;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6722 = v6721 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6725 = v6720 + v37;
-        const unsigned int v6726 = v6721 + v18;
-        const bool v6727 = v6726 <= v6725;
-        const bool v6728 = v554 || v6727;
-        const bool v6729 = v6722 && v6728;
-        const unsigned int v6732 = v6721 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6733 = v6732 + v18;
-        const bool v6735 = v6725 < v6733;
-        const bool v6736 = v6486 || v6735;
-        const bool v6737 = v6729 && v6736;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6739 = v6719 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6740 = v6737 ? v6739 : __uint_as_float(0xff800000u);
-        v6422.x[4] = v6740;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6741 = static_cast<unsigned int>(v6422.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6742 = static_cast<unsigned int>(v6422.row(5, iron_linear_thread() & 31u));
-        const float v6743 = v6422.x[5];
-        const unsigned int v6744 = v46 + v6742;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6745 = v5909 + v6741;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6746 = v6745 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6749 = v6744 + v37;
-        const unsigned int v6750 = v6745 + v18;
-        const bool v6751 = v6750 <= v6749;
-        const bool v6752 = v554 || v6751;
-        const bool v6753 = v6746 && v6752;
-        const unsigned int v6756 = v6745 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6757 = v6756 + v18;
-        const bool v6759 = v6749 < v6757;
-        const bool v6760 = v6486 || v6759;
-        const bool v6761 = v6753 && v6760;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6763 = v6743 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6764 = v6761 ? v6763 : __uint_as_float(0xff800000u);
-        v6422.x[5] = v6764;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6765 = static_cast<unsigned int>(v6422.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6766 = static_cast<unsigned int>(v6422.row(6, iron_linear_thread() & 31u));
-        const float v6767 = v6422.x[6];
-        const unsigned int v6768 = v46 + v6766;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6769 = v5909 + v6765;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6770 = v6769 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6773 = v6768 + v37;
-        const unsigned int v6774 = v6769 + v18;
-        const bool v6775 = v6774 <= v6773;
-        const bool v6776 = v554 || v6775;
-        const bool v6777 = v6770 && v6776;
-        const unsigned int v6780 = v6769 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6781 = v6780 + v18;
-        const bool v6783 = v6773 < v6781;
-        const bool v6784 = v6486 || v6783;
-        const bool v6785 = v6777 && v6784;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6787 = v6767 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6788 = v6785 ? v6787 : __uint_as_float(0xff800000u);
-        v6422.x[6] = v6788;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6789 = static_cast<unsigned int>(v6422.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6790 = static_cast<unsigned int>(v6422.row(7, iron_linear_thread() & 31u));
-        const float v6791 = v6422.x[7];
-        const unsigned int v6792 = v46 + v6790;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6793 = v5909 + v6789;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6794 = v6793 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6797 = v6792 + v37;
-        const unsigned int v6798 = v6793 + v18;
-        const bool v6799 = v6798 <= v6797;
-        const bool v6800 = v554 || v6799;
-        const bool v6801 = v6794 && v6800;
-        const unsigned int v6804 = v6793 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6805 = v6804 + v18;
-        const bool v6807 = v6797 < v6805;
-        const bool v6808 = v6486 || v6807;
-        const bool v6809 = v6801 && v6808;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6811 = v6791 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6812 = v6809 ? v6811 : __uint_as_float(0xff800000u);
-        v6422.x[7] = v6812;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6813 = static_cast<unsigned int>(v6422.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6814 = static_cast<unsigned int>(v6422.row(8, iron_linear_thread() & 31u));
-        const float v6815 = v6422.x[8];
-        const unsigned int v6816 = v46 + v6814;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6817 = v5909 + v6813;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6818 = v6817 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6821 = v6816 + v37;
-        const unsigned int v6822 = v6817 + v18;
-        const bool v6823 = v6822 <= v6821;
-        const bool v6824 = v554 || v6823;
-        const bool v6825 = v6818 && v6824;
-        const unsigned int v6828 = v6817 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6829 = v6828 + v18;
-        const bool v6831 = v6821 < v6829;
-        const bool v6832 = v6486 || v6831;
-        const bool v6833 = v6825 && v6832;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6835 = v6815 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6836 = v6833 ? v6835 : __uint_as_float(0xff800000u);
-        v6422.x[8] = v6836;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6837 = static_cast<unsigned int>(v6422.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6838 = static_cast<unsigned int>(v6422.row(9, iron_linear_thread() & 31u));
-        const float v6839 = v6422.x[9];
-        const unsigned int v6840 = v46 + v6838;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6841 = v5909 + v6837;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6842 = v6841 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6845 = v6840 + v37;
-        const unsigned int v6846 = v6841 + v18;
-        const bool v6847 = v6846 <= v6845;
-        const bool v6848 = v554 || v6847;
-        const bool v6849 = v6842 && v6848;
-        const unsigned int v6852 = v6841 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6853 = v6852 + v18;
-        const bool v6855 = v6845 < v6853;
-        const bool v6856 = v6486 || v6855;
-        const bool v6857 = v6849 && v6856;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6859 = v6839 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6860 = v6857 ? v6859 : __uint_as_float(0xff800000u);
-        v6422.x[9] = v6860;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6861 = static_cast<unsigned int>(v6422.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6862 = static_cast<unsigned int>(v6422.row(10, iron_linear_thread() & 31u));
-        const float v6863 = v6422.x[10];
-        const unsigned int v6864 = v46 + v6862;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6865 = v5909 + v6861;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6866 = v6865 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6869 = v6864 + v37;
-        const unsigned int v6870 = v6865 + v18;
-        const bool v6871 = v6870 <= v6869;
-        const bool v6872 = v554 || v6871;
-        const bool v6873 = v6866 && v6872;
-        const unsigned int v6876 = v6865 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6877 = v6876 + v18;
-        const bool v6879 = v6869 < v6877;
-        const bool v6880 = v6486 || v6879;
-        const bool v6881 = v6873 && v6880;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6883 = v6863 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6884 = v6881 ? v6883 : __uint_as_float(0xff800000u);
-        v6422.x[10] = v6884;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6885 = static_cast<unsigned int>(v6422.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6886 = static_cast<unsigned int>(v6422.row(11, iron_linear_thread() & 31u));
-        const float v6887 = v6422.x[11];
-        const unsigned int v6888 = v46 + v6886;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6889 = v5909 + v6885;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6890 = v6889 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6893 = v6888 + v37;
-        const unsigned int v6894 = v6889 + v18;
-        const bool v6895 = v6894 <= v6893;
-        const bool v6896 = v554 || v6895;
-        const bool v6897 = v6890 && v6896;
-        const unsigned int v6900 = v6889 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6901 = v6900 + v18;
-        const bool v6903 = v6893 < v6901;
-        const bool v6904 = v6486 || v6903;
-        const bool v6905 = v6897 && v6904;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6907 = v6887 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6908 = v6905 ? v6907 : __uint_as_float(0xff800000u);
-        v6422.x[11] = v6908;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6909 = static_cast<unsigned int>(v6422.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6910 = static_cast<unsigned int>(v6422.row(12, iron_linear_thread() & 31u));
-        const float v6911 = v6422.x[12];
-        const unsigned int v6912 = v46 + v6910;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6913 = v5909 + v6909;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6914 = v6913 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6917 = v6912 + v37;
-        const unsigned int v6918 = v6913 + v18;
-        const bool v6919 = v6918 <= v6917;
-        const bool v6920 = v554 || v6919;
-        const bool v6921 = v6914 && v6920;
-        const unsigned int v6924 = v6913 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6925 = v6924 + v18;
-        const bool v6927 = v6917 < v6925;
-        const bool v6928 = v6486 || v6927;
-        const bool v6929 = v6921 && v6928;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6931 = v6911 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6932 = v6929 ? v6931 : __uint_as_float(0xff800000u);
-        v6422.x[12] = v6932;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6933 = static_cast<unsigned int>(v6422.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6934 = static_cast<unsigned int>(v6422.row(13, iron_linear_thread() & 31u));
-        const float v6935 = v6422.x[13];
-        const unsigned int v6936 = v46 + v6934;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6937 = v5909 + v6933;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6938 = v6937 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6941 = v6936 + v37;
-        const unsigned int v6942 = v6937 + v18;
-        const bool v6943 = v6942 <= v6941;
-        const bool v6944 = v554 || v6943;
-        const bool v6945 = v6938 && v6944;
-        const unsigned int v6948 = v6937 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6949 = v6948 + v18;
-        const bool v6951 = v6941 < v6949;
-        const bool v6952 = v6486 || v6951;
-        const bool v6953 = v6945 && v6952;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6955 = v6935 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6956 = v6953 ? v6955 : __uint_as_float(0xff800000u);
-        v6422.x[13] = v6956;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6957 = static_cast<unsigned int>(v6422.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6958 = static_cast<unsigned int>(v6422.row(14, iron_linear_thread() & 31u));
-        const float v6959 = v6422.x[14];
-        const unsigned int v6960 = v46 + v6958;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6961 = v5909 + v6957;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6962 = v6961 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6965 = v6960 + v37;
-        const unsigned int v6966 = v6961 + v18;
-        const bool v6967 = v6966 <= v6965;
-        const bool v6968 = v554 || v6967;
-        const bool v6969 = v6962 && v6968;
-        const unsigned int v6972 = v6961 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6973 = v6972 + v18;
-        const bool v6975 = v6965 < v6973;
-        const bool v6976 = v6486 || v6975;
-        const bool v6977 = v6969 && v6976;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6979 = v6959 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6980 = v6977 ? v6979 : __uint_as_float(0xff800000u);
-        v6422.x[14] = v6980;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6981 = static_cast<unsigned int>(v6422.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6982 = static_cast<unsigned int>(v6422.row(15, iron_linear_thread() & 31u));
-        const float v6983 = v6422.x[15];
-        const unsigned int v6984 = v46 + v6982;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6985 = v5909 + v6981;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6986 = v6985 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6989 = v6984 + v37;
-        const unsigned int v6990 = v6985 + v18;
-        const bool v6991 = v6990 <= v6989;
-        const bool v6992 = v554 || v6991;
-        const bool v6993 = v6986 && v6992;
-        const unsigned int v6996 = v6985 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6997 = v6996 + v18;
-        const bool v6999 = v6989 < v6997;
-        const bool v7000 = v6486 || v6999;
-        const bool v7001 = v6993 && v7000;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7003 = v6983 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        v6216.x[1] = v6692;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6693 = static_cast<unsigned int>(v6216.col(2, iron_linear_thread() & 31u));
+        const float v6695 = v6216.x[2];
+        const float v6696 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6697 = __float_as_uint(v6696);
+        const bool v6698 = v6693 >= v6697;
+        const float v6699 = v6418.x[2];
+        const unsigned int v6700 = __float_as_uint(v6699);
+        const bool v6701 = v6693 < v6700;
+        const bool v6702 = v6698 && v6701;
+        const float v6704 = v6695 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6705 = v6702 ? v6704 : __uint_as_float(0xff800000u);
+        v6216.x[2] = v6705;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6706 = static_cast<unsigned int>(v6216.col(3, iron_linear_thread() & 31u));
+        const float v6708 = v6216.x[3];
+        const float v6709 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6710 = __float_as_uint(v6709);
+        const bool v6711 = v6706 >= v6710;
+        const float v6712 = v6418.x[2];
+        const unsigned int v6713 = __float_as_uint(v6712);
+        const bool v6714 = v6706 < v6713;
+        const bool v6715 = v6711 && v6714;
+        const float v6717 = v6708 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6718 = v6715 ? v6717 : __uint_as_float(0xff800000u);
+        v6216.x[3] = v6718;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6719 = static_cast<unsigned int>(v6216.col(4, iron_linear_thread() & 31u));
+        const float v6721 = v6216.x[4];
+        const float v6722 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6723 = __float_as_uint(v6722);
+        const bool v6724 = v6719 >= v6723;
+        const float v6725 = v6418.x[0];
+        const unsigned int v6726 = __float_as_uint(v6725);
+        const bool v6727 = v6719 < v6726;
+        const bool v6728 = v6724 && v6727;
+        const float v6730 = v6721 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6731 = v6728 ? v6730 : __uint_as_float(0xff800000u);
+        v6216.x[4] = v6731;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6732 = static_cast<unsigned int>(v6216.col(5, iron_linear_thread() & 31u));
+        const float v6734 = v6216.x[5];
+        const float v6735 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6736 = __float_as_uint(v6735);
+        const bool v6737 = v6732 >= v6736;
+        const float v6738 = v6418.x[0];
+        const unsigned int v6739 = __float_as_uint(v6738);
+        const bool v6740 = v6732 < v6739;
+        const bool v6741 = v6737 && v6740;
+        const float v6743 = v6734 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6744 = v6741 ? v6743 : __uint_as_float(0xff800000u);
+        v6216.x[5] = v6744;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6745 = static_cast<unsigned int>(v6216.col(6, iron_linear_thread() & 31u));
+        const float v6747 = v6216.x[6];
+        const float v6748 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6749 = __float_as_uint(v6748);
+        const bool v6750 = v6745 >= v6749;
+        const float v6751 = v6418.x[2];
+        const unsigned int v6752 = __float_as_uint(v6751);
+        const bool v6753 = v6745 < v6752;
+        const bool v6754 = v6750 && v6753;
+        const float v6756 = v6747 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6757 = v6754 ? v6756 : __uint_as_float(0xff800000u);
+        v6216.x[6] = v6757;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6758 = static_cast<unsigned int>(v6216.col(7, iron_linear_thread() & 31u));
+        const float v6760 = v6216.x[7];
+        const float v6761 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6762 = __float_as_uint(v6761);
+        const bool v6763 = v6758 >= v6762;
+        const float v6764 = v6418.x[2];
+        const unsigned int v6765 = __float_as_uint(v6764);
+        const bool v6766 = v6758 < v6765;
+        const bool v6767 = v6763 && v6766;
+        const float v6769 = v6760 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6770 = v6767 ? v6769 : __uint_as_float(0xff800000u);
+        v6216.x[7] = v6770;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6771 = static_cast<unsigned int>(v6216.col(8, iron_linear_thread() & 31u));
+        const float v6773 = v6216.x[8];
+        const float v6774 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6775 = __float_as_uint(v6774);
+        const bool v6776 = v6771 >= v6775;
+        const float v6777 = v6418.x[0];
+        const unsigned int v6778 = __float_as_uint(v6777);
+        const bool v6779 = v6771 < v6778;
+        const bool v6780 = v6776 && v6779;
+        const float v6782 = v6773 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6783 = v6780 ? v6782 : __uint_as_float(0xff800000u);
+        v6216.x[8] = v6783;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6784 = static_cast<unsigned int>(v6216.col(9, iron_linear_thread() & 31u));
+        const float v6786 = v6216.x[9];
+        const float v6787 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6788 = __float_as_uint(v6787);
+        const bool v6789 = v6784 >= v6788;
+        const float v6790 = v6418.x[0];
+        const unsigned int v6791 = __float_as_uint(v6790);
+        const bool v6792 = v6784 < v6791;
+        const bool v6793 = v6789 && v6792;
+        const float v6795 = v6786 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6796 = v6793 ? v6795 : __uint_as_float(0xff800000u);
+        v6216.x[9] = v6796;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6797 = static_cast<unsigned int>(v6216.col(10, iron_linear_thread() & 31u));
+        const float v6799 = v6216.x[10];
+        const float v6800 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6801 = __float_as_uint(v6800);
+        const bool v6802 = v6797 >= v6801;
+        const float v6803 = v6418.x[2];
+        const unsigned int v6804 = __float_as_uint(v6803);
+        const bool v6805 = v6797 < v6804;
+        const bool v6806 = v6802 && v6805;
+        const float v6808 = v6799 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6809 = v6806 ? v6808 : __uint_as_float(0xff800000u);
+        v6216.x[10] = v6809;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6810 = static_cast<unsigned int>(v6216.col(11, iron_linear_thread() & 31u));
+        const float v6812 = v6216.x[11];
+        const float v6813 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6814 = __float_as_uint(v6813);
+        const bool v6815 = v6810 >= v6814;
+        const float v6816 = v6418.x[2];
+        const unsigned int v6817 = __float_as_uint(v6816);
+        const bool v6818 = v6810 < v6817;
+        const bool v6819 = v6815 && v6818;
+        const float v6821 = v6812 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6822 = v6819 ? v6821 : __uint_as_float(0xff800000u);
+        v6216.x[11] = v6822;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6823 = static_cast<unsigned int>(v6216.col(12, iron_linear_thread() & 31u));
+        const float v6825 = v6216.x[12];
+        const float v6826 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6827 = __float_as_uint(v6826);
+        const bool v6828 = v6823 >= v6827;
+        const float v6829 = v6418.x[0];
+        const unsigned int v6830 = __float_as_uint(v6829);
+        const bool v6831 = v6823 < v6830;
+        const bool v6832 = v6828 && v6831;
+        const float v6834 = v6825 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6835 = v6832 ? v6834 : __uint_as_float(0xff800000u);
+        v6216.x[12] = v6835;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6836 = static_cast<unsigned int>(v6216.col(13, iron_linear_thread() & 31u));
+        const float v6838 = v6216.x[13];
+        const float v6839 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6840 = __float_as_uint(v6839);
+        const bool v6841 = v6836 >= v6840;
+        const float v6842 = v6418.x[0];
+        const unsigned int v6843 = __float_as_uint(v6842);
+        const bool v6844 = v6836 < v6843;
+        const bool v6845 = v6841 && v6844;
+        const float v6847 = v6838 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6848 = v6845 ? v6847 : __uint_as_float(0xff800000u);
+        v6216.x[13] = v6848;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6849 = static_cast<unsigned int>(v6216.col(14, iron_linear_thread() & 31u));
+        const float v6851 = v6216.x[14];
+        const float v6852 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6853 = __float_as_uint(v6852);
+        const bool v6854 = v6849 >= v6853;
+        const float v6855 = v6418.x[2];
+        const unsigned int v6856 = __float_as_uint(v6855);
+        const bool v6857 = v6849 < v6856;
+        const bool v6858 = v6854 && v6857;
+        const float v6860 = v6851 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6861 = v6858 ? v6860 : __uint_as_float(0xff800000u);
+        v6216.x[14] = v6861;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6862 = static_cast<unsigned int>(v6216.col(15, iron_linear_thread() & 31u));
+        const float v6864 = v6216.x[15];
+        const float v6865 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6866 = __float_as_uint(v6865);
+        const bool v6867 = v6862 >= v6866;
+        const float v6868 = v6418.x[2];
+        const unsigned int v6869 = __float_as_uint(v6868);
+        const bool v6870 = v6862 < v6869;
+        const bool v6871 = v6867 && v6870;
+        const float v6873 = v6864 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6874 = v6871 ? v6873 : __uint_as_float(0xff800000u);
+        v6216.x[15] = v6874;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6875 = static_cast<unsigned int>(v6216.col(16, iron_linear_thread() & 31u));
+        const float v6877 = v6216.x[16];
+        const float v6878 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6879 = __float_as_uint(v6878);
+        const bool v6880 = v6875 >= v6879;
+        const float v6881 = v6418.x[0];
+        const unsigned int v6882 = __float_as_uint(v6881);
+        const bool v6883 = v6875 < v6882;
+        const bool v6884 = v6880 && v6883;
+        const float v6886 = v6877 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6887 = v6884 ? v6886 : __uint_as_float(0xff800000u);
+        v6216.x[16] = v6887;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6888 = static_cast<unsigned int>(v6216.col(17, iron_linear_thread() & 31u));
+        const float v6890 = v6216.x[17];
+        const float v6891 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6892 = __float_as_uint(v6891);
+        const bool v6893 = v6888 >= v6892;
+        const float v6894 = v6418.x[0];
+        const unsigned int v6895 = __float_as_uint(v6894);
+        const bool v6896 = v6888 < v6895;
+        const bool v6897 = v6893 && v6896;
+        const float v6899 = v6890 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6900 = v6897 ? v6899 : __uint_as_float(0xff800000u);
+        v6216.x[17] = v6900;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6901 = static_cast<unsigned int>(v6216.col(18, iron_linear_thread() & 31u));
+        const float v6903 = v6216.x[18];
+        const float v6904 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6905 = __float_as_uint(v6904);
+        const bool v6906 = v6901 >= v6905;
+        const float v6907 = v6418.x[2];
+        const unsigned int v6908 = __float_as_uint(v6907);
+        const bool v6909 = v6901 < v6908;
+        const bool v6910 = v6906 && v6909;
+        const float v6912 = v6903 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6913 = v6910 ? v6912 : __uint_as_float(0xff800000u);
+        v6216.x[18] = v6913;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6914 = static_cast<unsigned int>(v6216.col(19, iron_linear_thread() & 31u));
+        const float v6916 = v6216.x[19];
+        const float v6917 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6918 = __float_as_uint(v6917);
+        const bool v6919 = v6914 >= v6918;
+        const float v6920 = v6418.x[2];
+        const unsigned int v6921 = __float_as_uint(v6920);
+        const bool v6922 = v6914 < v6921;
+        const bool v6923 = v6919 && v6922;
+        const float v6925 = v6916 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6926 = v6923 ? v6925 : __uint_as_float(0xff800000u);
+        v6216.x[19] = v6926;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6927 = static_cast<unsigned int>(v6216.col(20, iron_linear_thread() & 31u));
+        const float v6929 = v6216.x[20];
+        const float v6930 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6931 = __float_as_uint(v6930);
+        const bool v6932 = v6927 >= v6931;
+        const float v6933 = v6418.x[0];
+        const unsigned int v6934 = __float_as_uint(v6933);
+        const bool v6935 = v6927 < v6934;
+        const bool v6936 = v6932 && v6935;
+        const float v6938 = v6929 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6939 = v6936 ? v6938 : __uint_as_float(0xff800000u);
+        v6216.x[20] = v6939;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6940 = static_cast<unsigned int>(v6216.col(21, iron_linear_thread() & 31u));
+        const float v6942 = v6216.x[21];
+        const float v6943 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6944 = __float_as_uint(v6943);
+        const bool v6945 = v6940 >= v6944;
+        const float v6946 = v6418.x[0];
+        const unsigned int v6947 = __float_as_uint(v6946);
+        const bool v6948 = v6940 < v6947;
+        const bool v6949 = v6945 && v6948;
+        const float v6951 = v6942 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6952 = v6949 ? v6951 : __uint_as_float(0xff800000u);
+        v6216.x[21] = v6952;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6953 = static_cast<unsigned int>(v6216.col(22, iron_linear_thread() & 31u));
+        const float v6955 = v6216.x[22];
+        const float v6956 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6957 = __float_as_uint(v6956);
+        const bool v6958 = v6953 >= v6957;
+        const float v6959 = v6418.x[2];
+        const unsigned int v6960 = __float_as_uint(v6959);
+        const bool v6961 = v6953 < v6960;
+        const bool v6962 = v6958 && v6961;
+        const float v6964 = v6955 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6965 = v6962 ? v6964 : __uint_as_float(0xff800000u);
+        v6216.x[22] = v6965;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6966 = static_cast<unsigned int>(v6216.col(23, iron_linear_thread() & 31u));
+        const float v6968 = v6216.x[23];
+        const float v6969 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6970 = __float_as_uint(v6969);
+        const bool v6971 = v6966 >= v6970;
+        const float v6972 = v6418.x[2];
+        const unsigned int v6973 = __float_as_uint(v6972);
+        const bool v6974 = v6966 < v6973;
+        const bool v6975 = v6971 && v6974;
+        const float v6977 = v6968 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6978 = v6975 ? v6977 : __uint_as_float(0xff800000u);
+        v6216.x[23] = v6978;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6979 = static_cast<unsigned int>(v6216.col(24, iron_linear_thread() & 31u));
+        const float v6981 = v6216.x[24];
+        const float v6982 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6983 = __float_as_uint(v6982);
+        const bool v6984 = v6979 >= v6983;
+        const float v6985 = v6418.x[0];
+        const unsigned int v6986 = __float_as_uint(v6985);
+        const bool v6987 = v6979 < v6986;
+        const bool v6988 = v6984 && v6987;
+        const float v6990 = v6981 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6991 = v6988 ? v6990 : __uint_as_float(0xff800000u);
+        v6216.x[24] = v6991;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6992 = static_cast<unsigned int>(v6216.col(25, iron_linear_thread() & 31u));
+        const float v6994 = v6216.x[25];
+        const float v6995 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6996 = __float_as_uint(v6995);
+        const bool v6997 = v6992 >= v6996;
+        const float v6998 = v6418.x[0];
+        const unsigned int v6999 = __float_as_uint(v6998);
+        const bool v7000 = v6992 < v6999;
+        const bool v7001 = v6997 && v7000;
+        const float v7003 = v6994 * v573;  // kernels/sdpa/flash_tile.hpp:181
         const float v7004 = v7001 ? v7003 : __uint_as_float(0xff800000u);
-        v6422.x[15] = v7004;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7005 = static_cast<unsigned int>(v6422.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7006 = static_cast<unsigned int>(v6422.row(16, iron_linear_thread() & 31u));
-        const float v7007 = v6422.x[16];
-        const unsigned int v7008 = v46 + v7006;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7009 = v5909 + v7005;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7010 = v7009 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7013 = v7008 + v37;
-        const unsigned int v7014 = v7009 + v18;
-        const bool v7015 = v7014 <= v7013;
-        const bool v7016 = v554 || v7015;
-        const bool v7017 = v7010 && v7016;
-        const unsigned int v7020 = v7009 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7021 = v7020 + v18;
-        const bool v7023 = v7013 < v7021;
-        const bool v7024 = v6486 || v7023;
-        const bool v7025 = v7017 && v7024;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7027 = v7007 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7028 = v7025 ? v7027 : __uint_as_float(0xff800000u);
-        v6422.x[16] = v7028;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7029 = static_cast<unsigned int>(v6422.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7030 = static_cast<unsigned int>(v6422.row(17, iron_linear_thread() & 31u));
-        const float v7031 = v6422.x[17];
-        const unsigned int v7032 = v46 + v7030;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7033 = v5909 + v7029;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7034 = v7033 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7037 = v7032 + v37;
-        const unsigned int v7038 = v7033 + v18;
-        const bool v7039 = v7038 <= v7037;
-        const bool v7040 = v554 || v7039;
-        const bool v7041 = v7034 && v7040;
-        const unsigned int v7044 = v7033 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7045 = v7044 + v18;
-        const bool v7047 = v7037 < v7045;
-        const bool v7048 = v6486 || v7047;
-        const bool v7049 = v7041 && v7048;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7051 = v7031 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7052 = v7049 ? v7051 : __uint_as_float(0xff800000u);
-        v6422.x[17] = v7052;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7053 = static_cast<unsigned int>(v6422.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7054 = static_cast<unsigned int>(v6422.row(18, iron_linear_thread() & 31u));
-        const float v7055 = v6422.x[18];
-        const unsigned int v7056 = v46 + v7054;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7057 = v5909 + v7053;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7058 = v7057 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7061 = v7056 + v37;
-        const unsigned int v7062 = v7057 + v18;
-        const bool v7063 = v7062 <= v7061;
-        const bool v7064 = v554 || v7063;
-        const bool v7065 = v7058 && v7064;
-        const unsigned int v7068 = v7057 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7069 = v7068 + v18;
-        const bool v7071 = v7061 < v7069;
-        const bool v7072 = v6486 || v7071;
-        const bool v7073 = v7065 && v7072;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7075 = v7055 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7076 = v7073 ? v7075 : __uint_as_float(0xff800000u);
-        v6422.x[18] = v7076;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7077 = static_cast<unsigned int>(v6422.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7078 = static_cast<unsigned int>(v6422.row(19, iron_linear_thread() & 31u));
-        const float v7079 = v6422.x[19];
-        const unsigned int v7080 = v46 + v7078;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7081 = v5909 + v7077;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7082 = v7081 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7085 = v7080 + v37;
-        const unsigned int v7086 = v7081 + v18;
-        const bool v7087 = v7086 <= v7085;
-        const bool v7088 = v554 || v7087;
-        const bool v7089 = v7082 && v7088;
-        const unsigned int v7092 = v7081 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7093 = v7092 + v18;
-        const bool v7095 = v7085 < v7093;
-        const bool v7096 = v6486 || v7095;
-        const bool v7097 = v7089 && v7096;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7099 = v7079 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7100 = v7097 ? v7099 : __uint_as_float(0xff800000u);
-        v6422.x[19] = v7100;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7101 = static_cast<unsigned int>(v6422.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7102 = static_cast<unsigned int>(v6422.row(20, iron_linear_thread() & 31u));
-        const float v7103 = v6422.x[20];
-        const unsigned int v7104 = v46 + v7102;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7105 = v5909 + v7101;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7106 = v7105 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7109 = v7104 + v37;
-        const unsigned int v7110 = v7105 + v18;
-        const bool v7111 = v7110 <= v7109;
-        const bool v7112 = v554 || v7111;
-        const bool v7113 = v7106 && v7112;
-        const unsigned int v7116 = v7105 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7117 = v7116 + v18;
-        const bool v7119 = v7109 < v7117;
-        const bool v7120 = v6486 || v7119;
-        const bool v7121 = v7113 && v7120;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7123 = v7103 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7124 = v7121 ? v7123 : __uint_as_float(0xff800000u);
-        v6422.x[20] = v7124;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7125 = static_cast<unsigned int>(v6422.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7126 = static_cast<unsigned int>(v6422.row(21, iron_linear_thread() & 31u));
-        const float v7127 = v6422.x[21];
-        const unsigned int v7128 = v46 + v7126;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7129 = v5909 + v7125;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7130 = v7129 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7133 = v7128 + v37;
-        const unsigned int v7134 = v7129 + v18;
-        const bool v7135 = v7134 <= v7133;
-        const bool v7136 = v554 || v7135;
-        const bool v7137 = v7130 && v7136;
-        const unsigned int v7140 = v7129 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7141 = v7140 + v18;
-        const bool v7143 = v7133 < v7141;
-        const bool v7144 = v6486 || v7143;
-        const bool v7145 = v7137 && v7144;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7147 = v7127 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7148 = v7145 ? v7147 : __uint_as_float(0xff800000u);
-        v6422.x[21] = v7148;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7149 = static_cast<unsigned int>(v6422.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7150 = static_cast<unsigned int>(v6422.row(22, iron_linear_thread() & 31u));
-        const float v7151 = v6422.x[22];
-        const unsigned int v7152 = v46 + v7150;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7153 = v5909 + v7149;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7154 = v7153 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7157 = v7152 + v37;
-        const unsigned int v7158 = v7153 + v18;
-        const bool v7159 = v7158 <= v7157;
-        const bool v7160 = v554 || v7159;
-        const bool v7161 = v7154 && v7160;
-        const unsigned int v7164 = v7153 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7165 = v7164 + v18;
-        const bool v7167 = v7157 < v7165;
-        const bool v7168 = v6486 || v7167;
-        const bool v7169 = v7161 && v7168;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7171 = v7151 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7172 = v7169 ? v7171 : __uint_as_float(0xff800000u);
-        v6422.x[22] = v7172;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7173 = static_cast<unsigned int>(v6422.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7174 = static_cast<unsigned int>(v6422.row(23, iron_linear_thread() & 31u));
-        const float v7175 = v6422.x[23];
-        const unsigned int v7176 = v46 + v7174;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7177 = v5909 + v7173;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7178 = v7177 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7181 = v7176 + v37;
-        const unsigned int v7182 = v7177 + v18;
-        const bool v7183 = v7182 <= v7181;
-        const bool v7184 = v554 || v7183;
-        const bool v7185 = v7178 && v7184;
-        const unsigned int v7188 = v7177 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7189 = v7188 + v18;
-        const bool v7191 = v7181 < v7189;
-        const bool v7192 = v6486 || v7191;
-        const bool v7193 = v7185 && v7192;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7195 = v7175 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7196 = v7193 ? v7195 : __uint_as_float(0xff800000u);
-        v6422.x[23] = v7196;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7197 = static_cast<unsigned int>(v6422.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7198 = static_cast<unsigned int>(v6422.row(24, iron_linear_thread() & 31u));
-        const float v7199 = v6422.x[24];
-        const unsigned int v7200 = v46 + v7198;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7201 = v5909 + v7197;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7202 = v7201 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7205 = v7200 + v37;
-        const unsigned int v7206 = v7201 + v18;
-        const bool v7207 = v7206 <= v7205;
-        const bool v7208 = v554 || v7207;
-        const bool v7209 = v7202 && v7208;
-        const unsigned int v7212 = v7201 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7213 = v7212 + v18;
-        const bool v7215 = v7205 < v7213;
-        const bool v7216 = v6486 || v7215;
-        const bool v7217 = v7209 && v7216;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7219 = v7199 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7220 = v7217 ? v7219 : __uint_as_float(0xff800000u);
-        v6422.x[24] = v7220;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7221 = static_cast<unsigned int>(v6422.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7222 = static_cast<unsigned int>(v6422.row(25, iron_linear_thread() & 31u));
-        const float v7223 = v6422.x[25];
-        const unsigned int v7224 = v46 + v7222;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7225 = v5909 + v7221;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7226 = v7225 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7229 = v7224 + v37;
-        const unsigned int v7230 = v7225 + v18;
-        const bool v7231 = v7230 <= v7229;
-        const bool v7232 = v554 || v7231;
-        const bool v7233 = v7226 && v7232;
-        const unsigned int v7236 = v7225 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7237 = v7236 + v18;
-        const bool v7239 = v7229 < v7237;
-        const bool v7240 = v6486 || v7239;
-        const bool v7241 = v7233 && v7240;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7243 = v7223 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7244 = v7241 ? v7243 : __uint_as_float(0xff800000u);
-        v6422.x[25] = v7244;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7245 = static_cast<unsigned int>(v6422.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7246 = static_cast<unsigned int>(v6422.row(26, iron_linear_thread() & 31u));
-        const float v7247 = v6422.x[26];
-        const unsigned int v7248 = v46 + v7246;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7249 = v5909 + v7245;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7250 = v7249 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7253 = v7248 + v37;
-        const unsigned int v7254 = v7249 + v18;
-        const bool v7255 = v7254 <= v7253;
-        const bool v7256 = v554 || v7255;
-        const bool v7257 = v7250 && v7256;
-        const unsigned int v7260 = v7249 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7261 = v7260 + v18;
-        const bool v7263 = v7253 < v7261;
-        const bool v7264 = v6486 || v7263;
-        const bool v7265 = v7257 && v7264;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7267 = v7247 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7268 = v7265 ? v7267 : __uint_as_float(0xff800000u);
-        v6422.x[26] = v7268;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7269 = static_cast<unsigned int>(v6422.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7270 = static_cast<unsigned int>(v6422.row(27, iron_linear_thread() & 31u));
-        const float v7271 = v6422.x[27];
-        const unsigned int v7272 = v46 + v7270;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7273 = v5909 + v7269;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7274 = v7273 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7277 = v7272 + v37;
-        const unsigned int v7278 = v7273 + v18;
-        const bool v7279 = v7278 <= v7277;
-        const bool v7280 = v554 || v7279;
-        const bool v7281 = v7274 && v7280;
-        const unsigned int v7284 = v7273 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7285 = v7284 + v18;
-        const bool v7287 = v7277 < v7285;
-        const bool v7288 = v6486 || v7287;
-        const bool v7289 = v7281 && v7288;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7291 = v7271 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7292 = v7289 ? v7291 : __uint_as_float(0xff800000u);
-        v6422.x[27] = v7292;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7293 = static_cast<unsigned int>(v6422.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7294 = static_cast<unsigned int>(v6422.row(28, iron_linear_thread() & 31u));
-        const float v7295 = v6422.x[28];
-        const unsigned int v7296 = v46 + v7294;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7297 = v5909 + v7293;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7298 = v7297 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7301 = v7296 + v37;
-        const unsigned int v7302 = v7297 + v18;
-        const bool v7303 = v7302 <= v7301;
-        const bool v7304 = v554 || v7303;
-        const bool v7305 = v7298 && v7304;
-        const unsigned int v7308 = v7297 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7309 = v7308 + v18;
-        const bool v7311 = v7301 < v7309;
-        const bool v7312 = v6486 || v7311;
-        const bool v7313 = v7305 && v7312;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7315 = v7295 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7316 = v7313 ? v7315 : __uint_as_float(0xff800000u);
-        v6422.x[28] = v7316;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7317 = static_cast<unsigned int>(v6422.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7318 = static_cast<unsigned int>(v6422.row(29, iron_linear_thread() & 31u));
-        const float v7319 = v6422.x[29];
-        const unsigned int v7320 = v46 + v7318;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7321 = v5909 + v7317;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7322 = v7321 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7325 = v7320 + v37;
-        const unsigned int v7326 = v7321 + v18;
-        const bool v7327 = v7326 <= v7325;
-        const bool v7328 = v554 || v7327;
-        const bool v7329 = v7322 && v7328;
-        const unsigned int v7332 = v7321 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7333 = v7332 + v18;
-        const bool v7335 = v7325 < v7333;
-        const bool v7336 = v6486 || v7335;
-        const bool v7337 = v7329 && v7336;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7339 = v7319 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7340 = v7337 ? v7339 : __uint_as_float(0xff800000u);
-        v6422.x[29] = v7340;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7341 = static_cast<unsigned int>(v6422.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7342 = static_cast<unsigned int>(v6422.row(30, iron_linear_thread() & 31u));
-        const float v7343 = v6422.x[30];
-        const unsigned int v7344 = v46 + v7342;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7345 = v5909 + v7341;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7346 = v7345 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7349 = v7344 + v37;
-        const unsigned int v7350 = v7345 + v18;
-        const bool v7351 = v7350 <= v7349;
-        const bool v7352 = v554 || v7351;
-        const bool v7353 = v7346 && v7352;
-        const unsigned int v7356 = v7345 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7357 = v7356 + v18;
-        const bool v7359 = v7349 < v7357;
-        const bool v7360 = v6486 || v7359;
-        const bool v7361 = v7353 && v7360;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7363 = v7343 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7364 = v7361 ? v7363 : __uint_as_float(0xff800000u);
-        v6422.x[30] = v7364;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7365 = static_cast<unsigned int>(v6422.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7366 = static_cast<unsigned int>(v6422.row(31, iron_linear_thread() & 31u));
-        const float v7367 = v6422.x[31];
-        const unsigned int v7368 = v46 + v7366;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7369 = v5909 + v7365;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7370 = v7369 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7373 = v7368 + v37;
-        const unsigned int v7374 = v7369 + v18;
-        const bool v7375 = v7374 <= v7373;
-        const bool v7376 = v554 || v7375;
-        const bool v7377 = v7370 && v7376;
-        const unsigned int v7380 = v7369 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7381 = v7380 + v18;
-        const bool v7383 = v7373 < v7381;
-        const bool v7384 = v6486 || v7383;
-        const bool v7385 = v7377 && v7384;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7387 = v7367 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7388 = v7385 ? v7387 : __uint_as_float(0xff800000u);
-        v6422.x[31] = v7388;  // kernels/sdpa/flash_tile.hpp:152
+        v6216.x[25] = v7004;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7005 = static_cast<unsigned int>(v6216.col(26, iron_linear_thread() & 31u));
+        const float v7007 = v6216.x[26];
+        const float v7008 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7009 = __float_as_uint(v7008);
+        const bool v7010 = v7005 >= v7009;
+        const float v7011 = v6418.x[2];
+        const unsigned int v7012 = __float_as_uint(v7011);
+        const bool v7013 = v7005 < v7012;
+        const bool v7014 = v7010 && v7013;
+        const float v7016 = v7007 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7017 = v7014 ? v7016 : __uint_as_float(0xff800000u);
+        v6216.x[26] = v7017;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7018 = static_cast<unsigned int>(v6216.col(27, iron_linear_thread() & 31u));
+        const float v7020 = v6216.x[27];
+        const float v7021 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7022 = __float_as_uint(v7021);
+        const bool v7023 = v7018 >= v7022;
+        const float v7024 = v6418.x[2];
+        const unsigned int v7025 = __float_as_uint(v7024);
+        const bool v7026 = v7018 < v7025;
+        const bool v7027 = v7023 && v7026;
+        const float v7029 = v7020 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7030 = v7027 ? v7029 : __uint_as_float(0xff800000u);
+        v6216.x[27] = v7030;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7031 = static_cast<unsigned int>(v6216.col(28, iron_linear_thread() & 31u));
+        const float v7033 = v6216.x[28];
+        const float v7034 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7035 = __float_as_uint(v7034);
+        const bool v7036 = v7031 >= v7035;
+        const float v7037 = v6418.x[0];
+        const unsigned int v7038 = __float_as_uint(v7037);
+        const bool v7039 = v7031 < v7038;
+        const bool v7040 = v7036 && v7039;
+        const float v7042 = v7033 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7043 = v7040 ? v7042 : __uint_as_float(0xff800000u);
+        v6216.x[28] = v7043;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7044 = static_cast<unsigned int>(v6216.col(29, iron_linear_thread() & 31u));
+        const float v7046 = v6216.x[29];
+        const float v7047 = v6416.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7048 = __float_as_uint(v7047);
+        const bool v7049 = v7044 >= v7048;
+        const float v7050 = v6418.x[0];
+        const unsigned int v7051 = __float_as_uint(v7050);
+        const bool v7052 = v7044 < v7051;
+        const bool v7053 = v7049 && v7052;
+        const float v7055 = v7046 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7056 = v7053 ? v7055 : __uint_as_float(0xff800000u);
+        v6216.x[29] = v7056;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7057 = static_cast<unsigned int>(v6216.col(30, iron_linear_thread() & 31u));
+        const float v7059 = v6216.x[30];
+        const float v7060 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7061 = __float_as_uint(v7060);
+        const bool v7062 = v7057 >= v7061;
+        const float v7063 = v6418.x[2];
+        const unsigned int v7064 = __float_as_uint(v7063);
+        const bool v7065 = v7057 < v7064;
+        const bool v7066 = v7062 && v7065;
+        const float v7068 = v7059 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7069 = v7066 ? v7068 : __uint_as_float(0xff800000u);
+        v6216.x[30] = v7069;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7070 = static_cast<unsigned int>(v6216.col(31, iron_linear_thread() & 31u));
+        const float v7072 = v6216.x[31];
+        const float v7073 = v6416.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7074 = __float_as_uint(v7073);
+        const bool v7075 = v7070 >= v7074;
+        const float v7076 = v6418.x[2];
+        const unsigned int v7077 = __float_as_uint(v7076);
+        const bool v7078 = v7070 < v7077;
+        const bool v7079 = v7075 && v7078;
+        const float v7081 = v7072 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7082 = v7079 ? v7081 : __uint_as_float(0xff800000u);
+        v6216.x[31] = v7082;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v7390;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v7390, 0.0f);
-      iron_frag<float, 2, 16, 8> v7392;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v7392, 0.0f);
-      iron_frag_row_reduce<false>(v7392, v6422);
-      const float v7396 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7397 = v7392.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7398 = fmaxf(v7396, v7397);
-      const bool v7401 = v7398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7402 = v7401 ? 0.0f : v7398;
-      const float v7403 = v7396 - v7402;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7404 = iron_exp2_approx(v7403);
-      v7390.x[0] = v7404;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7408 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7409 = v7392.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7410 = fmaxf(v7408, v7409);
-      const bool v7413 = v7410 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7414 = v7413 ? 0.0f : v7410;
-      const float v7415 = v7408 - v7414;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7416 = iron_exp2_approx(v7415);
-      v7390.x[1] = v7416;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7420 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7421 = v7392.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7422 = fmaxf(v7420, v7421);
-      const bool v7425 = v7422 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7426 = v7425 ? 0.0f : v7422;
-      const float v7427 = v7420 - v7426;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7428 = iron_exp2_approx(v7427);
-      v7390.x[2] = v7428;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7432 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7433 = v7392.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7434 = fmaxf(v7432, v7433);
-      const bool v7437 = v7434 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7438 = v7437 ? 0.0f : v7434;
-      const float v7439 = v7432 - v7438;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7440 = iron_exp2_approx(v7439);
-      v7390.x[3] = v7440;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7443 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v7444 = v7392.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7445 = fmaxf(v7443, v7444);
-      v575.x[0] = v7445;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7448 = v575.x[1];
-      const float v7449 = v7392.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7450 = fmaxf(v7448, v7449);
-      v575.x[1] = v7450;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7453 = v575.x[2];
-      const float v7454 = v7392.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7455 = fmaxf(v7453, v7454);
-      v575.x[2] = v7455;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7458 = v575.x[3];
-      const float v7459 = v7392.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7460 = fmaxf(v7458, v7459);
-      v575.x[3] = v7460;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7463 = v6422.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v7464 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7467 = v7464 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7468 = v7467 ? 0.0f : v7464;
-      const float v7469 = v7463 - v7468;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7470 = iron_exp2_approx(v7469);
-      v6422.x[0] = v7470;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7473 = v6422.x[1];
-      const float v7474 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7477 = v7474 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7478 = v7477 ? 0.0f : v7474;
-      const float v7479 = v7473 - v7478;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7480 = iron_exp2_approx(v7479);
-      v6422.x[1] = v7480;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7483 = v6422.x[2];
-      const float v7484 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7487 = v7484 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7488 = v7487 ? 0.0f : v7484;
-      const float v7489 = v7483 - v7488;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7490 = iron_exp2_approx(v7489);
-      v6422.x[2] = v7490;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7493 = v6422.x[3];
-      const float v7494 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7497 = v7494 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7498 = v7497 ? 0.0f : v7494;
-      const float v7499 = v7493 - v7498;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7500 = iron_exp2_approx(v7499);
-      v6422.x[3] = v7500;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7503 = v6422.x[4];
-      const float v7504 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7507 = v7504 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7508 = v7507 ? 0.0f : v7504;
-      const float v7509 = v7503 - v7508;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7510 = iron_exp2_approx(v7509);
-      v6422.x[4] = v7510;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7513 = v6422.x[5];
-      const float v7514 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7517 = v7514 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7518 = v7517 ? 0.0f : v7514;
-      const float v7519 = v7513 - v7518;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7520 = iron_exp2_approx(v7519);
-      v6422.x[5] = v7520;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7523 = v6422.x[6];
-      const float v7524 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7527 = v7524 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7528 = v7527 ? 0.0f : v7524;
-      const float v7529 = v7523 - v7528;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7530 = iron_exp2_approx(v7529);
-      v6422.x[6] = v7530;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7533 = v6422.x[7];
-      const float v7534 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7537 = v7534 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7538 = v7537 ? 0.0f : v7534;
-      const float v7539 = v7533 - v7538;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7540 = iron_exp2_approx(v7539);
-      v6422.x[7] = v7540;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7543 = v6422.x[8];
-      const float v7544 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7547 = v7544 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7548 = v7547 ? 0.0f : v7544;
-      const float v7549 = v7543 - v7548;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7550 = iron_exp2_approx(v7549);
-      v6422.x[8] = v7550;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7553 = v6422.x[9];
-      const float v7554 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7557 = v7554 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7558 = v7557 ? 0.0f : v7554;
-      const float v7559 = v7553 - v7558;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7560 = iron_exp2_approx(v7559);
-      v6422.x[9] = v7560;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7563 = v6422.x[10];
-      const float v7564 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7567 = v7564 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7568 = v7567 ? 0.0f : v7564;
-      const float v7569 = v7563 - v7568;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7570 = iron_exp2_approx(v7569);
-      v6422.x[10] = v7570;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7573 = v6422.x[11];
-      const float v7574 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7577 = v7574 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7578 = v7577 ? 0.0f : v7574;
-      const float v7579 = v7573 - v7578;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7580 = iron_exp2_approx(v7579);
-      v6422.x[11] = v7580;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7583 = v6422.x[12];
-      const float v7584 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7587 = v7584 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7588 = v7587 ? 0.0f : v7584;
-      const float v7589 = v7583 - v7588;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7590 = iron_exp2_approx(v7589);
-      v6422.x[12] = v7590;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7593 = v6422.x[13];
-      const float v7594 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7597 = v7594 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7598 = v7597 ? 0.0f : v7594;
-      const float v7599 = v7593 - v7598;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7600 = iron_exp2_approx(v7599);
-      v6422.x[13] = v7600;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7603 = v6422.x[14];
-      const float v7604 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7607 = v7604 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7608 = v7607 ? 0.0f : v7604;
-      const float v7609 = v7603 - v7608;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7610 = iron_exp2_approx(v7609);
-      v6422.x[14] = v7610;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7613 = v6422.x[15];
-      const float v7614 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7617 = v7614 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7618 = v7617 ? 0.0f : v7614;
-      const float v7619 = v7613 - v7618;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7620 = iron_exp2_approx(v7619);
-      v6422.x[15] = v7620;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7623 = v6422.x[16];
-      const float v7624 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7627 = v7624 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7628 = v7627 ? 0.0f : v7624;
-      const float v7629 = v7623 - v7628;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7630 = iron_exp2_approx(v7629);
-      v6422.x[16] = v7630;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7633 = v6422.x[17];
-      const float v7634 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7637 = v7634 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7638 = v7637 ? 0.0f : v7634;
-      const float v7639 = v7633 - v7638;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7640 = iron_exp2_approx(v7639);
-      v6422.x[17] = v7640;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7643 = v6422.x[18];
-      const float v7644 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7647 = v7644 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7648 = v7647 ? 0.0f : v7644;
-      const float v7649 = v7643 - v7648;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7650 = iron_exp2_approx(v7649);
-      v6422.x[18] = v7650;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7653 = v6422.x[19];
-      const float v7654 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7657 = v7654 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7658 = v7657 ? 0.0f : v7654;
-      const float v7659 = v7653 - v7658;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7660 = iron_exp2_approx(v7659);
-      v6422.x[19] = v7660;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7663 = v6422.x[20];
-      const float v7664 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7667 = v7664 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7668 = v7667 ? 0.0f : v7664;
-      const float v7669 = v7663 - v7668;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7670 = iron_exp2_approx(v7669);
-      v6422.x[20] = v7670;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7673 = v6422.x[21];
-      const float v7674 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7677 = v7674 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7678 = v7677 ? 0.0f : v7674;
-      const float v7679 = v7673 - v7678;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7680 = iron_exp2_approx(v7679);
-      v6422.x[21] = v7680;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7683 = v6422.x[22];
-      const float v7684 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7687 = v7684 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7688 = v7687 ? 0.0f : v7684;
-      const float v7689 = v7683 - v7688;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7690 = iron_exp2_approx(v7689);
-      v6422.x[22] = v7690;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7693 = v6422.x[23];
-      const float v7694 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7697 = v7694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7698 = v7697 ? 0.0f : v7694;
-      const float v7699 = v7693 - v7698;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7700 = iron_exp2_approx(v7699);
-      v6422.x[23] = v7700;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7703 = v6422.x[24];
-      const float v7704 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7707 = v7704 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7708 = v7707 ? 0.0f : v7704;
-      const float v7709 = v7703 - v7708;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7710 = iron_exp2_approx(v7709);
-      v6422.x[24] = v7710;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7713 = v6422.x[25];
-      const float v7714 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7717 = v7714 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7718 = v7717 ? 0.0f : v7714;
-      const float v7719 = v7713 - v7718;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7720 = iron_exp2_approx(v7719);
-      v6422.x[25] = v7720;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7723 = v6422.x[26];
-      const float v7724 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7727 = v7724 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7728 = v7727 ? 0.0f : v7724;
-      const float v7729 = v7723 - v7728;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7730 = iron_exp2_approx(v7729);
-      v6422.x[26] = v7730;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7733 = v6422.x[27];
-      const float v7734 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7737 = v7734 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7738 = v7737 ? 0.0f : v7734;
-      const float v7739 = v7733 - v7738;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7740 = iron_exp2_approx(v7739);
-      v6422.x[27] = v7740;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7743 = v6422.x[28];
-      const float v7744 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7747 = v7744 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7748 = v7747 ? 0.0f : v7744;
-      const float v7749 = v7743 - v7748;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7750 = iron_exp2_approx(v7749);
-      v6422.x[28] = v7750;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7753 = v6422.x[29];
-      const float v7754 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7757 = v7754 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7758 = v7757 ? 0.0f : v7754;
-      const float v7759 = v7753 - v7758;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7760 = iron_exp2_approx(v7759);
-      v6422.x[29] = v7760;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7763 = v6422.x[30];
-      const float v7764 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7767 = v7764 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7768 = v7767 ? 0.0f : v7764;
-      const float v7769 = v7763 - v7768;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7770 = iron_exp2_approx(v7769);
-      v6422.x[30] = v7770;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7773 = v6422.x[31];
-      const float v7774 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7777 = v7774 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7778 = v7777 ? 0.0f : v7774;
-      const float v7779 = v7773 - v7778;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7780 = iron_exp2_approx(v7779);
-      v6422.x[31] = v7780;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v7782;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v7782, 0.0f);
-      iron_frag_row_reduce<true>(v7782, v6422);
-      const float v7785 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7786 = v7782.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7787 = v7390.x[0];
-      const float v7788 = v7785 * v7787;
-      const float v7789 = v7788 + v7786;
-      v577.x[0] = v7789;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7792 = v577.x[1];
-      const float v7793 = v7782.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7794 = v7390.x[1];
-      const float v7795 = v7792 * v7794;
-      const float v7796 = v7795 + v7793;
-      v577.x[1] = v7796;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7799 = v577.x[2];
-      const float v7800 = v7782.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7801 = v7390.x[2];
-      const float v7802 = v7799 * v7801;
-      const float v7803 = v7802 + v7800;
-      v577.x[2] = v7803;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7806 = v577.x[3];
-      const float v7807 = v7782.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7808 = v7390.x[3];
-      const float v7809 = v7806 * v7808;
-      const float v7810 = v7809 + v7807;
-      v577.x[3] = v7810;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7813 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7814 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7815 = v7813 * v7814;
-      v579.x[0] = v7815;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7818 = v579.x[1];
-      const float v7819 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7820 = v7818 * v7819;
-      v579.x[1] = v7820;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7823 = v579.x[2];
-      const float v7824 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7825 = v7823 * v7824;
-      v579.x[2] = v7825;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7828 = v579.x[3];
-      const float v7829 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7830 = v7828 * v7829;
-      v579.x[3] = v7830;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7833 = v579.x[4];
-      const float v7834 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7835 = v7833 * v7834;
-      v579.x[4] = v7835;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7838 = v579.x[5];
-      const float v7839 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7840 = v7838 * v7839;
-      v579.x[5] = v7840;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7843 = v579.x[6];
-      const float v7844 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7845 = v7843 * v7844;
-      v579.x[6] = v7845;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7848 = v579.x[7];
-      const float v7849 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7850 = v7848 * v7849;
-      v579.x[7] = v7850;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7853 = v579.x[8];
-      const float v7854 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7855 = v7853 * v7854;
-      v579.x[8] = v7855;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7858 = v579.x[9];
-      const float v7859 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7860 = v7858 * v7859;
-      v579.x[9] = v7860;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7863 = v579.x[10];
-      const float v7864 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7865 = v7863 * v7864;
-      v579.x[10] = v7865;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7868 = v579.x[11];
-      const float v7869 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7870 = v7868 * v7869;
-      v579.x[11] = v7870;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7873 = v579.x[12];
-      const float v7874 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7875 = v7873 * v7874;
-      v579.x[12] = v7875;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7878 = v579.x[13];
-      const float v7879 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7880 = v7878 * v7879;
-      v579.x[13] = v7880;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7883 = v579.x[14];
-      const float v7884 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7885 = v7883 * v7884;
-      v579.x[14] = v7885;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7888 = v579.x[15];
-      const float v7889 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7890 = v7888 * v7889;
-      v579.x[15] = v7890;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7893 = v579.x[16];
-      const float v7894 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7895 = v7893 * v7894;
-      v579.x[16] = v7895;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7898 = v579.x[17];
-      const float v7899 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7900 = v7898 * v7899;
-      v579.x[17] = v7900;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7903 = v579.x[18];
-      const float v7904 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7905 = v7903 * v7904;
-      v579.x[18] = v7905;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7908 = v579.x[19];
-      const float v7909 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7910 = v7908 * v7909;
-      v579.x[19] = v7910;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7913 = v579.x[20];
-      const float v7914 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7915 = v7913 * v7914;
-      v579.x[20] = v7915;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7918 = v579.x[21];
-      const float v7919 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7920 = v7918 * v7919;
-      v579.x[21] = v7920;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7923 = v579.x[22];
-      const float v7924 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7925 = v7923 * v7924;
-      v579.x[22] = v7925;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7928 = v579.x[23];
-      const float v7929 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7930 = v7928 * v7929;
-      v579.x[23] = v7930;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7933 = v579.x[24];
-      const float v7934 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7935 = v7933 * v7934;
-      v579.x[24] = v7935;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7938 = v579.x[25];
-      const float v7939 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7940 = v7938 * v7939;
-      v579.x[25] = v7940;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7943 = v579.x[26];
-      const float v7944 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7945 = v7943 * v7944;
-      v579.x[26] = v7945;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7948 = v579.x[27];
-      const float v7949 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7950 = v7948 * v7949;
-      v579.x[27] = v7950;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7953 = v579.x[28];
-      const float v7954 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7955 = v7953 * v7954;
-      v579.x[28] = v7955;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7958 = v579.x[29];
-      const float v7959 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7960 = v7958 * v7959;
-      v579.x[29] = v7960;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7963 = v579.x[30];
-      const float v7964 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7965 = v7963 * v7964;
-      v579.x[30] = v7965;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7968 = v579.x[31];
-      const float v7969 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7970 = v7968 * v7969;
-      v579.x[31] = v7970;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7973 = v581.x[0];
-      const float v7974 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7975 = v7973 * v7974;
-      v581.x[0] = v7975;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7978 = v581.x[1];
-      const float v7979 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7980 = v7978 * v7979;
-      v581.x[1] = v7980;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7983 = v581.x[2];
-      const float v7984 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7985 = v7983 * v7984;
-      v581.x[2] = v7985;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7988 = v581.x[3];
-      const float v7989 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7990 = v7988 * v7989;
-      v581.x[3] = v7990;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7993 = v581.x[4];
-      const float v7994 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7995 = v7993 * v7994;
-      v581.x[4] = v7995;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7998 = v581.x[5];
-      const float v7999 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8000 = v7998 * v7999;
-      v581.x[5] = v8000;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8003 = v581.x[6];
-      const float v8004 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8005 = v8003 * v8004;
-      v581.x[6] = v8005;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8008 = v581.x[7];
-      const float v8009 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8010 = v8008 * v8009;
-      v581.x[7] = v8010;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8013 = v581.x[8];
-      const float v8014 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8015 = v8013 * v8014;
-      v581.x[8] = v8015;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8018 = v581.x[9];
-      const float v8019 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8020 = v8018 * v8019;
-      v581.x[9] = v8020;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8023 = v581.x[10];
-      const float v8024 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8025 = v8023 * v8024;
-      v581.x[10] = v8025;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8028 = v581.x[11];
-      const float v8029 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8030 = v8028 * v8029;
-      v581.x[11] = v8030;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8033 = v581.x[12];
-      const float v8034 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8035 = v8033 * v8034;
-      v581.x[12] = v8035;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8038 = v581.x[13];
-      const float v8039 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8040 = v8038 * v8039;
-      v581.x[13] = v8040;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8043 = v581.x[14];
-      const float v8044 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8045 = v8043 * v8044;
-      v581.x[14] = v8045;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8048 = v581.x[15];
-      const float v8049 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8050 = v8048 * v8049;
-      v581.x[15] = v8050;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8053 = v581.x[16];
-      const float v8054 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8055 = v8053 * v8054;
-      v581.x[16] = v8055;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8058 = v581.x[17];
-      const float v8059 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8060 = v8058 * v8059;
-      v581.x[17] = v8060;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8063 = v581.x[18];
-      const float v8064 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8065 = v8063 * v8064;
-      v581.x[18] = v8065;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8068 = v581.x[19];
-      const float v8069 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8070 = v8068 * v8069;
-      v581.x[19] = v8070;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8073 = v581.x[20];
-      const float v8074 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8075 = v8073 * v8074;
-      v581.x[20] = v8075;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8078 = v581.x[21];
-      const float v8079 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8080 = v8078 * v8079;
-      v581.x[21] = v8080;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8083 = v581.x[22];
-      const float v8084 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8085 = v8083 * v8084;
-      v581.x[22] = v8085;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8088 = v581.x[23];
-      const float v8089 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8090 = v8088 * v8089;
-      v581.x[23] = v8090;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8093 = v581.x[24];
-      const float v8094 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8095 = v8093 * v8094;
-      v581.x[24] = v8095;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8098 = v581.x[25];
-      const float v8099 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8100 = v8098 * v8099;
-      v581.x[25] = v8100;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8103 = v581.x[26];
-      const float v8104 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8105 = v8103 * v8104;
-      v581.x[26] = v8105;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8108 = v581.x[27];
-      const float v8109 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8110 = v8108 * v8109;
-      v581.x[27] = v8110;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8113 = v581.x[28];
-      const float v8114 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8115 = v8113 * v8114;
-      v581.x[28] = v8115;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8118 = v581.x[29];
-      const float v8119 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8120 = v8118 * v8119;
-      v581.x[29] = v8120;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8123 = v581.x[30];
-      const float v8124 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8125 = v8123 * v8124;
-      v581.x[30] = v8125;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8128 = v581.x[31];
-      const float v8129 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8130 = v8128 * v8129;
-      v581.x[31] = v8130;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8133 = v583.x[0];
-      const float v8134 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8135 = v8133 * v8134;
-      v583.x[0] = v8135;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8138 = v583.x[1];
-      const float v8139 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8140 = v8138 * v8139;
-      v583.x[1] = v8140;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8143 = v583.x[2];
-      const float v8144 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8145 = v8143 * v8144;
-      v583.x[2] = v8145;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8148 = v583.x[3];
-      const float v8149 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8150 = v8148 * v8149;
-      v583.x[3] = v8150;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8153 = v583.x[4];
-      const float v8154 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8155 = v8153 * v8154;
-      v583.x[4] = v8155;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8158 = v583.x[5];
-      const float v8159 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8160 = v8158 * v8159;
-      v583.x[5] = v8160;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8163 = v583.x[6];
-      const float v8164 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8165 = v8163 * v8164;
-      v583.x[6] = v8165;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8168 = v583.x[7];
-      const float v8169 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8170 = v8168 * v8169;
-      v583.x[7] = v8170;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8173 = v583.x[8];
-      const float v8174 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8175 = v8173 * v8174;
-      v583.x[8] = v8175;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8178 = v583.x[9];
-      const float v8179 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8180 = v8178 * v8179;
-      v583.x[9] = v8180;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8183 = v583.x[10];
-      const float v8184 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8185 = v8183 * v8184;
-      v583.x[10] = v8185;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8188 = v583.x[11];
-      const float v8189 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8190 = v8188 * v8189;
-      v583.x[11] = v8190;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8193 = v583.x[12];
-      const float v8194 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8195 = v8193 * v8194;
-      v583.x[12] = v8195;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8198 = v583.x[13];
-      const float v8199 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8200 = v8198 * v8199;
-      v583.x[13] = v8200;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8203 = v583.x[14];
-      const float v8204 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8205 = v8203 * v8204;
-      v583.x[14] = v8205;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8208 = v583.x[15];
-      const float v8209 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8210 = v8208 * v8209;
-      v583.x[15] = v8210;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8213 = v583.x[16];
-      const float v8214 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8215 = v8213 * v8214;
-      v583.x[16] = v8215;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8218 = v583.x[17];
-      const float v8219 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8220 = v8218 * v8219;
-      v583.x[17] = v8220;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8223 = v583.x[18];
-      const float v8224 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8225 = v8223 * v8224;
-      v583.x[18] = v8225;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8228 = v583.x[19];
-      const float v8229 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8230 = v8228 * v8229;
-      v583.x[19] = v8230;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8233 = v583.x[20];
-      const float v8234 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8235 = v8233 * v8234;
-      v583.x[20] = v8235;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8238 = v583.x[21];
-      const float v8239 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8240 = v8238 * v8239;
-      v583.x[21] = v8240;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8243 = v583.x[22];
-      const float v8244 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8245 = v8243 * v8244;
-      v583.x[22] = v8245;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8248 = v583.x[23];
-      const float v8249 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8250 = v8248 * v8249;
-      v583.x[23] = v8250;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8253 = v583.x[24];
-      const float v8254 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8255 = v8253 * v8254;
-      v583.x[24] = v8255;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8258 = v583.x[25];
-      const float v8259 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8260 = v8258 * v8259;
-      v583.x[25] = v8260;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8263 = v583.x[26];
-      const float v8264 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8265 = v8263 * v8264;
-      v583.x[26] = v8265;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8268 = v583.x[27];
-      const float v8269 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8270 = v8268 * v8269;
-      v583.x[27] = v8270;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8273 = v583.x[28];
-      const float v8274 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8275 = v8273 * v8274;
-      v583.x[28] = v8275;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8278 = v583.x[29];
-      const float v8279 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8280 = v8278 * v8279;
-      v583.x[29] = v8280;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8283 = v583.x[30];
-      const float v8284 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8285 = v8283 * v8284;
-      v583.x[30] = v8285;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8288 = v583.x[31];
-      const float v8289 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8290 = v8288 * v8289;
-      v583.x[31] = v8290;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8293 = v585.x[0];
-      const float v8294 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8295 = v8293 * v8294;
-      v585.x[0] = v8295;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8298 = v585.x[1];
-      const float v8299 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8300 = v8298 * v8299;
-      v585.x[1] = v8300;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8303 = v585.x[2];
-      const float v8304 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8305 = v8303 * v8304;
-      v585.x[2] = v8305;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8308 = v585.x[3];
-      const float v8309 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8310 = v8308 * v8309;
-      v585.x[3] = v8310;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8313 = v585.x[4];
-      const float v8314 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8315 = v8313 * v8314;
-      v585.x[4] = v8315;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8318 = v585.x[5];
-      const float v8319 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8320 = v8318 * v8319;
-      v585.x[5] = v8320;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8323 = v585.x[6];
-      const float v8324 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8325 = v8323 * v8324;
-      v585.x[6] = v8325;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8328 = v585.x[7];
-      const float v8329 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8330 = v8328 * v8329;
-      v585.x[7] = v8330;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8333 = v585.x[8];
-      const float v8334 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8335 = v8333 * v8334;
-      v585.x[8] = v8335;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8338 = v585.x[9];
-      const float v8339 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8340 = v8338 * v8339;
-      v585.x[9] = v8340;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8343 = v585.x[10];
-      const float v8344 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8345 = v8343 * v8344;
-      v585.x[10] = v8345;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8348 = v585.x[11];
-      const float v8349 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8350 = v8348 * v8349;
-      v585.x[11] = v8350;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8353 = v585.x[12];
-      const float v8354 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8355 = v8353 * v8354;
-      v585.x[12] = v8355;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8358 = v585.x[13];
-      const float v8359 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8360 = v8358 * v8359;
-      v585.x[13] = v8360;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8363 = v585.x[14];
-      const float v8364 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8365 = v8363 * v8364;
-      v585.x[14] = v8365;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8368 = v585.x[15];
-      const float v8369 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8370 = v8368 * v8369;
-      v585.x[15] = v8370;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8373 = v585.x[16];
-      const float v8374 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8375 = v8373 * v8374;
-      v585.x[16] = v8375;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8378 = v585.x[17];
-      const float v8379 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8380 = v8378 * v8379;
-      v585.x[17] = v8380;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8383 = v585.x[18];
-      const float v8384 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8385 = v8383 * v8384;
-      v585.x[18] = v8385;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8388 = v585.x[19];
-      const float v8389 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8390 = v8388 * v8389;
-      v585.x[19] = v8390;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8393 = v585.x[20];
-      const float v8394 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8395 = v8393 * v8394;
-      v585.x[20] = v8395;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8398 = v585.x[21];
-      const float v8399 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8400 = v8398 * v8399;
-      v585.x[21] = v8400;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8403 = v585.x[22];
-      const float v8404 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8405 = v8403 * v8404;
-      v585.x[22] = v8405;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8408 = v585.x[23];
-      const float v8409 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8410 = v8408 * v8409;
-      v585.x[23] = v8410;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8413 = v585.x[24];
-      const float v8414 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8415 = v8413 * v8414;
-      v585.x[24] = v8415;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8418 = v585.x[25];
-      const float v8419 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8420 = v8418 * v8419;
-      v585.x[25] = v8420;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8423 = v585.x[26];
-      const float v8424 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8425 = v8423 * v8424;
-      v585.x[26] = v8425;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8428 = v585.x[27];
-      const float v8429 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8430 = v8428 * v8429;
-      v585.x[27] = v8430;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8433 = v585.x[28];
-      const float v8434 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8435 = v8433 * v8434;
-      v585.x[28] = v8435;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8438 = v585.x[29];
-      const float v8439 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8440 = v8438 * v8439;
-      v585.x[29] = v8440;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8443 = v585.x[30];
-      const float v8444 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8445 = v8443 * v8444;
-      v585.x[30] = v8445;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8448 = v585.x[31];
-      const float v8449 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8450 = v8448 * v8449;
-      v585.x[31] = v8450;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v8452;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v8452, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8452, v6422);
-      iron_frag_store<false>(v8452, shm3, v8459, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v7084;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v7084, 0.0f);
+      iron_frag<float, 2, 16, 8> v7086;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v7086, 0.0f);
+      iron_frag_row_reduce<false>(v7086, v6216);
+      iron_frag<float, 2, 16, 8> v7088;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v7088, 0.0f);
+      const float v7092 = v7086.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7093 = v575.x[0];
+      const float v7094 = fmaxf(v7093, v7092);
+      const bool v7097 = v7094 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7098 = v7097 ? 0.0f : v7094;
+      v7088.x[0] = v7098;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7102 = v7086.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7103 = v575.x[1];
+      const float v7104 = fmaxf(v7103, v7102);
+      const bool v7107 = v7104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7108 = v7107 ? 0.0f : v7104;
+      v7088.x[1] = v7108;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7112 = v7086.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7113 = v575.x[2];
+      const float v7114 = fmaxf(v7113, v7112);
+      const bool v7117 = v7114 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7118 = v7117 ? 0.0f : v7114;
+      v7088.x[2] = v7118;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7122 = v7086.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7123 = v575.x[3];
+      const float v7124 = fmaxf(v7123, v7122);
+      const bool v7127 = v7124 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7128 = v7127 ? 0.0f : v7124;
+      v7088.x[3] = v7128;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7132 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7134 = v7093 - v7132;
+      const float v7135 = iron_exp2_approx(v7134);
+      v7084.x[0] = v7135;  // kernels/sdpa/flash_tile.hpp:213
+      const float v7139 = v7088.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7141 = v7103 - v7139;
+      const float v7142 = iron_exp2_approx(v7141);
+      v7084.x[1] = v7142;  // kernels/sdpa/flash_tile.hpp:213
+      const float v7146 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7148 = v7113 - v7146;
+      const float v7149 = iron_exp2_approx(v7148);
+      v7084.x[2] = v7149;  // kernels/sdpa/flash_tile.hpp:213
+      const float v7153 = v7088.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7155 = v7123 - v7153;
+      const float v7156 = iron_exp2_approx(v7155);
+      v7084.x[3] = v7156;  // kernels/sdpa/flash_tile.hpp:213
+      v575.x[0] = v7094;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7164 = v575.x[1];
+      const float v7166 = fmaxf(v7164, v7102);  // kernels/sdpa/flash_tile.hpp:217
+      v575.x[1] = v7166;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7169 = v575.x[2];
+      const float v7171 = fmaxf(v7169, v7112);  // kernels/sdpa/flash_tile.hpp:217
+      v575.x[2] = v7171;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7174 = v575.x[3];
+      const float v7176 = fmaxf(v7174, v7122);  // kernels/sdpa/flash_tile.hpp:217
+      v575.x[3] = v7176;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7179 = v6216.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7180 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7181 = v7179 - v7180;
+      const float v7182 = iron_exp2_approx(v7181);
+      v6216.x[0] = v7182;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7185 = v6216.x[1];
+      const float v7186 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7187 = v7185 - v7186;
+      const float v7188 = iron_exp2_approx(v7187);
+      v6216.x[1] = v7188;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7191 = v6216.x[2];
+      const float v7192 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7193 = v7191 - v7192;
+      const float v7194 = iron_exp2_approx(v7193);
+      v6216.x[2] = v7194;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7197 = v6216.x[3];
+      const float v7198 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7199 = v7197 - v7198;
+      const float v7200 = iron_exp2_approx(v7199);
+      v6216.x[3] = v7200;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7203 = v6216.x[4];
+      const float v7204 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7205 = v7203 - v7204;
+      const float v7206 = iron_exp2_approx(v7205);
+      v6216.x[4] = v7206;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7209 = v6216.x[5];
+      const float v7210 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7211 = v7209 - v7210;
+      const float v7212 = iron_exp2_approx(v7211);
+      v6216.x[5] = v7212;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7215 = v6216.x[6];
+      const float v7216 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7217 = v7215 - v7216;
+      const float v7218 = iron_exp2_approx(v7217);
+      v6216.x[6] = v7218;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7221 = v6216.x[7];
+      const float v7222 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7223 = v7221 - v7222;
+      const float v7224 = iron_exp2_approx(v7223);
+      v6216.x[7] = v7224;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7227 = v6216.x[8];
+      const float v7228 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7229 = v7227 - v7228;
+      const float v7230 = iron_exp2_approx(v7229);
+      v6216.x[8] = v7230;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7233 = v6216.x[9];
+      const float v7234 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7235 = v7233 - v7234;
+      const float v7236 = iron_exp2_approx(v7235);
+      v6216.x[9] = v7236;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7239 = v6216.x[10];
+      const float v7240 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7241 = v7239 - v7240;
+      const float v7242 = iron_exp2_approx(v7241);
+      v6216.x[10] = v7242;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7245 = v6216.x[11];
+      const float v7246 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7247 = v7245 - v7246;
+      const float v7248 = iron_exp2_approx(v7247);
+      v6216.x[11] = v7248;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7251 = v6216.x[12];
+      const float v7252 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7253 = v7251 - v7252;
+      const float v7254 = iron_exp2_approx(v7253);
+      v6216.x[12] = v7254;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7257 = v6216.x[13];
+      const float v7258 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7259 = v7257 - v7258;
+      const float v7260 = iron_exp2_approx(v7259);
+      v6216.x[13] = v7260;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7263 = v6216.x[14];
+      const float v7264 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7265 = v7263 - v7264;
+      const float v7266 = iron_exp2_approx(v7265);
+      v6216.x[14] = v7266;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7269 = v6216.x[15];
+      const float v7270 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7271 = v7269 - v7270;
+      const float v7272 = iron_exp2_approx(v7271);
+      v6216.x[15] = v7272;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7275 = v6216.x[16];
+      const float v7276 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7277 = v7275 - v7276;
+      const float v7278 = iron_exp2_approx(v7277);
+      v6216.x[16] = v7278;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7281 = v6216.x[17];
+      const float v7282 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7283 = v7281 - v7282;
+      const float v7284 = iron_exp2_approx(v7283);
+      v6216.x[17] = v7284;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7287 = v6216.x[18];
+      const float v7288 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7289 = v7287 - v7288;
+      const float v7290 = iron_exp2_approx(v7289);
+      v6216.x[18] = v7290;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7293 = v6216.x[19];
+      const float v7294 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7295 = v7293 - v7294;
+      const float v7296 = iron_exp2_approx(v7295);
+      v6216.x[19] = v7296;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7299 = v6216.x[20];
+      const float v7300 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7301 = v7299 - v7300;
+      const float v7302 = iron_exp2_approx(v7301);
+      v6216.x[20] = v7302;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7305 = v6216.x[21];
+      const float v7306 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7307 = v7305 - v7306;
+      const float v7308 = iron_exp2_approx(v7307);
+      v6216.x[21] = v7308;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7311 = v6216.x[22];
+      const float v7312 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7313 = v7311 - v7312;
+      const float v7314 = iron_exp2_approx(v7313);
+      v6216.x[22] = v7314;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7317 = v6216.x[23];
+      const float v7318 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7319 = v7317 - v7318;
+      const float v7320 = iron_exp2_approx(v7319);
+      v6216.x[23] = v7320;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7323 = v6216.x[24];
+      const float v7324 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7325 = v7323 - v7324;
+      const float v7326 = iron_exp2_approx(v7325);
+      v6216.x[24] = v7326;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7329 = v6216.x[25];
+      const float v7330 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7331 = v7329 - v7330;
+      const float v7332 = iron_exp2_approx(v7331);
+      v6216.x[25] = v7332;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7335 = v6216.x[26];
+      const float v7336 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7337 = v7335 - v7336;
+      const float v7338 = iron_exp2_approx(v7337);
+      v6216.x[26] = v7338;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7341 = v6216.x[27];
+      const float v7342 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7343 = v7341 - v7342;
+      const float v7344 = iron_exp2_approx(v7343);
+      v6216.x[27] = v7344;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7347 = v6216.x[28];
+      const float v7348 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7349 = v7347 - v7348;
+      const float v7350 = iron_exp2_approx(v7349);
+      v6216.x[28] = v7350;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7353 = v6216.x[29];
+      const float v7354 = v7088.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7355 = v7353 - v7354;
+      const float v7356 = iron_exp2_approx(v7355);
+      v6216.x[29] = v7356;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7359 = v6216.x[30];
+      const float v7360 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7361 = v7359 - v7360;
+      const float v7362 = iron_exp2_approx(v7361);
+      v6216.x[30] = v7362;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7365 = v6216.x[31];
+      const float v7366 = v7088.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7367 = v7365 - v7366;
+      const float v7368 = iron_exp2_approx(v7367);
+      v6216.x[31] = v7368;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v7370;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v7370, 0.0f);
+      iron_frag_row_reduce<true>(v7370, v6216);
+      const float v7373 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v7374 = v7370.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7375 = v7084.x[0];
+      const float v7376 = v7373 * v7375;
+      const float v7377 = v7376 + v7374;
+      v577.x[0] = v7377;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7380 = v577.x[1];
+      const float v7381 = v7370.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7382 = v7084.x[1];
+      const float v7383 = v7380 * v7382;
+      const float v7384 = v7383 + v7381;
+      v577.x[1] = v7384;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7387 = v577.x[2];
+      const float v7388 = v7370.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7389 = v7084.x[2];
+      const float v7390 = v7387 * v7389;
+      const float v7391 = v7390 + v7388;
+      v577.x[2] = v7391;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7394 = v577.x[3];
+      const float v7395 = v7370.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7396 = v7084.x[3];
+      const float v7397 = v7394 * v7396;
+      const float v7398 = v7397 + v7395;
+      v577.x[3] = v7398;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7401 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v7402 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7403 = v7401 * v7402;
+      v579.x[0] = v7403;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7406 = v579.x[1];
+      const float v7407 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7408 = v7406 * v7407;
+      v579.x[1] = v7408;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7411 = v579.x[2];
+      const float v7412 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7413 = v7411 * v7412;
+      v579.x[2] = v7413;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7416 = v579.x[3];
+      const float v7417 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7418 = v7416 * v7417;
+      v579.x[3] = v7418;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7421 = v579.x[4];
+      const float v7422 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7423 = v7421 * v7422;
+      v579.x[4] = v7423;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7426 = v579.x[5];
+      const float v7427 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7428 = v7426 * v7427;
+      v579.x[5] = v7428;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7431 = v579.x[6];
+      const float v7432 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7433 = v7431 * v7432;
+      v579.x[6] = v7433;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7436 = v579.x[7];
+      const float v7437 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7438 = v7436 * v7437;
+      v579.x[7] = v7438;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7441 = v579.x[8];
+      const float v7442 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7443 = v7441 * v7442;
+      v579.x[8] = v7443;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7446 = v579.x[9];
+      const float v7447 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7448 = v7446 * v7447;
+      v579.x[9] = v7448;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7451 = v579.x[10];
+      const float v7452 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7453 = v7451 * v7452;
+      v579.x[10] = v7453;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7456 = v579.x[11];
+      const float v7457 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7458 = v7456 * v7457;
+      v579.x[11] = v7458;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7461 = v579.x[12];
+      const float v7462 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7463 = v7461 * v7462;
+      v579.x[12] = v7463;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7466 = v579.x[13];
+      const float v7467 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7468 = v7466 * v7467;
+      v579.x[13] = v7468;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7471 = v579.x[14];
+      const float v7472 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7473 = v7471 * v7472;
+      v579.x[14] = v7473;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7476 = v579.x[15];
+      const float v7477 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7478 = v7476 * v7477;
+      v579.x[15] = v7478;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7481 = v579.x[16];
+      const float v7482 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7483 = v7481 * v7482;
+      v579.x[16] = v7483;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7486 = v579.x[17];
+      const float v7487 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7488 = v7486 * v7487;
+      v579.x[17] = v7488;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7491 = v579.x[18];
+      const float v7492 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7493 = v7491 * v7492;
+      v579.x[18] = v7493;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7496 = v579.x[19];
+      const float v7497 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7498 = v7496 * v7497;
+      v579.x[19] = v7498;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7501 = v579.x[20];
+      const float v7502 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7503 = v7501 * v7502;
+      v579.x[20] = v7503;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7506 = v579.x[21];
+      const float v7507 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7508 = v7506 * v7507;
+      v579.x[21] = v7508;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7511 = v579.x[22];
+      const float v7512 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7513 = v7511 * v7512;
+      v579.x[22] = v7513;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7516 = v579.x[23];
+      const float v7517 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7518 = v7516 * v7517;
+      v579.x[23] = v7518;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7521 = v579.x[24];
+      const float v7522 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7523 = v7521 * v7522;
+      v579.x[24] = v7523;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7526 = v579.x[25];
+      const float v7527 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7528 = v7526 * v7527;
+      v579.x[25] = v7528;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7531 = v579.x[26];
+      const float v7532 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7533 = v7531 * v7532;
+      v579.x[26] = v7533;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7536 = v579.x[27];
+      const float v7537 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7538 = v7536 * v7537;
+      v579.x[27] = v7538;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7541 = v579.x[28];
+      const float v7542 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7543 = v7541 * v7542;
+      v579.x[28] = v7543;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7546 = v579.x[29];
+      const float v7547 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7548 = v7546 * v7547;
+      v579.x[29] = v7548;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7551 = v579.x[30];
+      const float v7552 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7553 = v7551 * v7552;
+      v579.x[30] = v7553;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7556 = v579.x[31];
+      const float v7557 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7558 = v7556 * v7557;
+      v579.x[31] = v7558;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7561 = v581.x[0];
+      const float v7562 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7563 = v7561 * v7562;
+      v581.x[0] = v7563;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7566 = v581.x[1];
+      const float v7567 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7568 = v7566 * v7567;
+      v581.x[1] = v7568;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7571 = v581.x[2];
+      const float v7572 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7573 = v7571 * v7572;
+      v581.x[2] = v7573;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7576 = v581.x[3];
+      const float v7577 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7578 = v7576 * v7577;
+      v581.x[3] = v7578;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7581 = v581.x[4];
+      const float v7582 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7583 = v7581 * v7582;
+      v581.x[4] = v7583;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7586 = v581.x[5];
+      const float v7587 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7588 = v7586 * v7587;
+      v581.x[5] = v7588;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7591 = v581.x[6];
+      const float v7592 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7593 = v7591 * v7592;
+      v581.x[6] = v7593;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7596 = v581.x[7];
+      const float v7597 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7598 = v7596 * v7597;
+      v581.x[7] = v7598;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7601 = v581.x[8];
+      const float v7602 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7603 = v7601 * v7602;
+      v581.x[8] = v7603;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7606 = v581.x[9];
+      const float v7607 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7608 = v7606 * v7607;
+      v581.x[9] = v7608;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7611 = v581.x[10];
+      const float v7612 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7613 = v7611 * v7612;
+      v581.x[10] = v7613;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7616 = v581.x[11];
+      const float v7617 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7618 = v7616 * v7617;
+      v581.x[11] = v7618;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7621 = v581.x[12];
+      const float v7622 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7623 = v7621 * v7622;
+      v581.x[12] = v7623;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7626 = v581.x[13];
+      const float v7627 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7628 = v7626 * v7627;
+      v581.x[13] = v7628;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7631 = v581.x[14];
+      const float v7632 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7633 = v7631 * v7632;
+      v581.x[14] = v7633;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7636 = v581.x[15];
+      const float v7637 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7638 = v7636 * v7637;
+      v581.x[15] = v7638;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7641 = v581.x[16];
+      const float v7642 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7643 = v7641 * v7642;
+      v581.x[16] = v7643;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7646 = v581.x[17];
+      const float v7647 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7648 = v7646 * v7647;
+      v581.x[17] = v7648;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7651 = v581.x[18];
+      const float v7652 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7653 = v7651 * v7652;
+      v581.x[18] = v7653;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7656 = v581.x[19];
+      const float v7657 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7658 = v7656 * v7657;
+      v581.x[19] = v7658;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7661 = v581.x[20];
+      const float v7662 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7663 = v7661 * v7662;
+      v581.x[20] = v7663;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7666 = v581.x[21];
+      const float v7667 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7668 = v7666 * v7667;
+      v581.x[21] = v7668;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7671 = v581.x[22];
+      const float v7672 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7673 = v7671 * v7672;
+      v581.x[22] = v7673;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7676 = v581.x[23];
+      const float v7677 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7678 = v7676 * v7677;
+      v581.x[23] = v7678;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7681 = v581.x[24];
+      const float v7682 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7683 = v7681 * v7682;
+      v581.x[24] = v7683;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7686 = v581.x[25];
+      const float v7687 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7688 = v7686 * v7687;
+      v581.x[25] = v7688;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7691 = v581.x[26];
+      const float v7692 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7693 = v7691 * v7692;
+      v581.x[26] = v7693;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7696 = v581.x[27];
+      const float v7697 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7698 = v7696 * v7697;
+      v581.x[27] = v7698;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7701 = v581.x[28];
+      const float v7702 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7703 = v7701 * v7702;
+      v581.x[28] = v7703;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7706 = v581.x[29];
+      const float v7707 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7708 = v7706 * v7707;
+      v581.x[29] = v7708;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7711 = v581.x[30];
+      const float v7712 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7713 = v7711 * v7712;
+      v581.x[30] = v7713;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7716 = v581.x[31];
+      const float v7717 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7718 = v7716 * v7717;
+      v581.x[31] = v7718;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7721 = v583.x[0];
+      const float v7722 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7723 = v7721 * v7722;
+      v583.x[0] = v7723;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7726 = v583.x[1];
+      const float v7727 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7728 = v7726 * v7727;
+      v583.x[1] = v7728;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7731 = v583.x[2];
+      const float v7732 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7733 = v7731 * v7732;
+      v583.x[2] = v7733;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7736 = v583.x[3];
+      const float v7737 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7738 = v7736 * v7737;
+      v583.x[3] = v7738;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7741 = v583.x[4];
+      const float v7742 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7743 = v7741 * v7742;
+      v583.x[4] = v7743;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7746 = v583.x[5];
+      const float v7747 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7748 = v7746 * v7747;
+      v583.x[5] = v7748;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7751 = v583.x[6];
+      const float v7752 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7753 = v7751 * v7752;
+      v583.x[6] = v7753;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7756 = v583.x[7];
+      const float v7757 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7758 = v7756 * v7757;
+      v583.x[7] = v7758;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7761 = v583.x[8];
+      const float v7762 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7763 = v7761 * v7762;
+      v583.x[8] = v7763;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7766 = v583.x[9];
+      const float v7767 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7768 = v7766 * v7767;
+      v583.x[9] = v7768;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7771 = v583.x[10];
+      const float v7772 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7773 = v7771 * v7772;
+      v583.x[10] = v7773;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7776 = v583.x[11];
+      const float v7777 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7778 = v7776 * v7777;
+      v583.x[11] = v7778;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7781 = v583.x[12];
+      const float v7782 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7783 = v7781 * v7782;
+      v583.x[12] = v7783;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7786 = v583.x[13];
+      const float v7787 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7788 = v7786 * v7787;
+      v583.x[13] = v7788;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7791 = v583.x[14];
+      const float v7792 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7793 = v7791 * v7792;
+      v583.x[14] = v7793;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7796 = v583.x[15];
+      const float v7797 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7798 = v7796 * v7797;
+      v583.x[15] = v7798;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7801 = v583.x[16];
+      const float v7802 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7803 = v7801 * v7802;
+      v583.x[16] = v7803;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7806 = v583.x[17];
+      const float v7807 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7808 = v7806 * v7807;
+      v583.x[17] = v7808;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7811 = v583.x[18];
+      const float v7812 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7813 = v7811 * v7812;
+      v583.x[18] = v7813;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7816 = v583.x[19];
+      const float v7817 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7818 = v7816 * v7817;
+      v583.x[19] = v7818;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7821 = v583.x[20];
+      const float v7822 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7823 = v7821 * v7822;
+      v583.x[20] = v7823;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7826 = v583.x[21];
+      const float v7827 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7828 = v7826 * v7827;
+      v583.x[21] = v7828;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7831 = v583.x[22];
+      const float v7832 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7833 = v7831 * v7832;
+      v583.x[22] = v7833;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7836 = v583.x[23];
+      const float v7837 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7838 = v7836 * v7837;
+      v583.x[23] = v7838;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7841 = v583.x[24];
+      const float v7842 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7843 = v7841 * v7842;
+      v583.x[24] = v7843;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7846 = v583.x[25];
+      const float v7847 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7848 = v7846 * v7847;
+      v583.x[25] = v7848;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7851 = v583.x[26];
+      const float v7852 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7853 = v7851 * v7852;
+      v583.x[26] = v7853;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7856 = v583.x[27];
+      const float v7857 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7858 = v7856 * v7857;
+      v583.x[27] = v7858;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7861 = v583.x[28];
+      const float v7862 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7863 = v7861 * v7862;
+      v583.x[28] = v7863;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7866 = v583.x[29];
+      const float v7867 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7868 = v7866 * v7867;
+      v583.x[29] = v7868;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7871 = v583.x[30];
+      const float v7872 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7873 = v7871 * v7872;
+      v583.x[30] = v7873;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7876 = v583.x[31];
+      const float v7877 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7878 = v7876 * v7877;
+      v583.x[31] = v7878;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7881 = v585.x[0];
+      const float v7882 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7883 = v7881 * v7882;
+      v585.x[0] = v7883;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7886 = v585.x[1];
+      const float v7887 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7888 = v7886 * v7887;
+      v585.x[1] = v7888;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7891 = v585.x[2];
+      const float v7892 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7893 = v7891 * v7892;
+      v585.x[2] = v7893;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7896 = v585.x[3];
+      const float v7897 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7898 = v7896 * v7897;
+      v585.x[3] = v7898;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7901 = v585.x[4];
+      const float v7902 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7903 = v7901 * v7902;
+      v585.x[4] = v7903;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7906 = v585.x[5];
+      const float v7907 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7908 = v7906 * v7907;
+      v585.x[5] = v7908;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7911 = v585.x[6];
+      const float v7912 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7913 = v7911 * v7912;
+      v585.x[6] = v7913;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7916 = v585.x[7];
+      const float v7917 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7918 = v7916 * v7917;
+      v585.x[7] = v7918;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7921 = v585.x[8];
+      const float v7922 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7923 = v7921 * v7922;
+      v585.x[8] = v7923;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7926 = v585.x[9];
+      const float v7927 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7928 = v7926 * v7927;
+      v585.x[9] = v7928;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7931 = v585.x[10];
+      const float v7932 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7933 = v7931 * v7932;
+      v585.x[10] = v7933;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7936 = v585.x[11];
+      const float v7937 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7938 = v7936 * v7937;
+      v585.x[11] = v7938;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7941 = v585.x[12];
+      const float v7942 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7943 = v7941 * v7942;
+      v585.x[12] = v7943;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7946 = v585.x[13];
+      const float v7947 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7948 = v7946 * v7947;
+      v585.x[13] = v7948;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7951 = v585.x[14];
+      const float v7952 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7953 = v7951 * v7952;
+      v585.x[14] = v7953;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7956 = v585.x[15];
+      const float v7957 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7958 = v7956 * v7957;
+      v585.x[15] = v7958;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7961 = v585.x[16];
+      const float v7962 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7963 = v7961 * v7962;
+      v585.x[16] = v7963;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7966 = v585.x[17];
+      const float v7967 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7968 = v7966 * v7967;
+      v585.x[17] = v7968;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7971 = v585.x[18];
+      const float v7972 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7973 = v7971 * v7972;
+      v585.x[18] = v7973;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7976 = v585.x[19];
+      const float v7977 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7978 = v7976 * v7977;
+      v585.x[19] = v7978;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7981 = v585.x[20];
+      const float v7982 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7983 = v7981 * v7982;
+      v585.x[20] = v7983;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7986 = v585.x[21];
+      const float v7987 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7988 = v7986 * v7987;
+      v585.x[21] = v7988;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7991 = v585.x[22];
+      const float v7992 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7993 = v7991 * v7992;
+      v585.x[22] = v7993;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7996 = v585.x[23];
+      const float v7997 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7998 = v7996 * v7997;
+      v585.x[23] = v7998;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8001 = v585.x[24];
+      const float v8002 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8003 = v8001 * v8002;
+      v585.x[24] = v8003;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8006 = v585.x[25];
+      const float v8007 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8008 = v8006 * v8007;
+      v585.x[25] = v8008;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8011 = v585.x[26];
+      const float v8012 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8013 = v8011 * v8012;
+      v585.x[26] = v8013;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8016 = v585.x[27];
+      const float v8017 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8018 = v8016 * v8017;
+      v585.x[27] = v8018;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8021 = v585.x[28];
+      const float v8022 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8023 = v8021 * v8022;
+      v585.x[28] = v8023;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8026 = v585.x[29];
+      const float v8027 = v7084.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8028 = v8026 * v8027;
+      v585.x[29] = v8028;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8031 = v585.x[30];
+      const float v8032 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8033 = v8031 * v8032;
+      v585.x[30] = v8033;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8036 = v585.x[31];
+      const float v8037 = v7084.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8038 = v8036 * v8037;
+      v585.x[31] = v8038;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v8040;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v8040, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8040, v6216);
+      iron_frag_store<false>(v8040, shm3, v8047, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v8713;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v8713, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8713, shm3, v8524, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8715;
-      iron_frag_fill(v8715, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8715, shm2, v6426, 64u);
-      iron_frag_mma_sync(v579, v8713, v8715);
-      const unsigned int v8722 = v6426 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8724;
-      iron_frag_fill(v8724, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8724, shm3, v8535, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8726;
-      iron_frag_fill(v8726, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8726, shm2, v8722, 64u);
-      iron_frag_mma_sync(v579, v8724, v8726);
-      const unsigned int v8733 = v6426 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8735;
-      iron_frag_fill(v8735, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8735, shm3, v8544, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8737;
-      iron_frag_fill(v8737, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8737, shm2, v8733, 64u);
-      iron_frag_mma_sync(v579, v8735, v8737);
-      const unsigned int v8744 = v6426 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8746;
-      iron_frag_fill(v8746, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8746, shm3, v8553, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8748;
-      iron_frag_fill(v8748, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8748, shm2, v8744, 64u);
-      iron_frag_mma_sync(v579, v8746, v8748);
-      iron_frag<iron_bf16, 0, 16, 16> v8766;
-      iron_frag_fill(v8766, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8766, shm3, v8524, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8768;
-      iron_frag_fill(v8768, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8768, shm2, v6439, 64u);
-      iron_frag_mma_sync(v581, v8766, v8768);
-      const unsigned int v8775 = v6439 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8777;
-      iron_frag_fill(v8777, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8777, shm3, v8535, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8779;
-      iron_frag_fill(v8779, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8779, shm2, v8775, 64u);
-      iron_frag_mma_sync(v581, v8777, v8779);
-      const unsigned int v8786 = v6439 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8788;
-      iron_frag_fill(v8788, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8788, shm3, v8544, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8790;
-      iron_frag_fill(v8790, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8790, shm2, v8786, 64u);
-      iron_frag_mma_sync(v581, v8788, v8790);
-      const unsigned int v8797 = v6439 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8799;
-      iron_frag_fill(v8799, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8799, shm3, v8553, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8801;
-      iron_frag_fill(v8801, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8801, shm2, v8797, 64u);
-      iron_frag_mma_sync(v581, v8799, v8801);
-      iron_frag<iron_bf16, 0, 16, 16> v8819;
-      iron_frag_fill(v8819, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8819, shm3, v8524, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8821;
-      iron_frag_fill(v8821, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8821, shm2, v6451, 64u);
-      iron_frag_mma_sync(v583, v8819, v8821);
-      const unsigned int v8828 = v6451 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8830;
-      iron_frag_fill(v8830, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8830, shm3, v8535, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8832;
-      iron_frag_fill(v8832, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8832, shm2, v8828, 64u);
-      iron_frag_mma_sync(v583, v8830, v8832);
-      const unsigned int v8839 = v6451 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8841;
-      iron_frag_fill(v8841, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8841, shm3, v8544, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8843;
-      iron_frag_fill(v8843, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8843, shm2, v8839, 64u);
-      iron_frag_mma_sync(v583, v8841, v8843);
-      const unsigned int v8850 = v6451 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8852;
-      iron_frag_fill(v8852, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8852, shm3, v8553, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8854;
-      iron_frag_fill(v8854, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8854, shm2, v8850, 64u);
-      iron_frag_mma_sync(v583, v8852, v8854);
-      iron_frag<iron_bf16, 0, 16, 16> v8872;
-      iron_frag_fill(v8872, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8872, shm3, v8524, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8874;
-      iron_frag_fill(v8874, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8874, shm2, v6463, 64u);
-      iron_frag_mma_sync(v585, v8872, v8874);
-      const unsigned int v8881 = v6463 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8883;
-      iron_frag_fill(v8883, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8883, shm3, v8535, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8885;
-      iron_frag_fill(v8885, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8885, shm2, v8881, 64u);
-      iron_frag_mma_sync(v585, v8883, v8885);
-      const unsigned int v8892 = v6463 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8894;
-      iron_frag_fill(v8894, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8894, shm3, v8544, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8896;
-      iron_frag_fill(v8896, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8896, shm2, v8892, 64u);
-      iron_frag_mma_sync(v585, v8894, v8896);
-      const unsigned int v8903 = v6463 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8905;
-      iron_frag_fill(v8905, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8905, shm3, v8553, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8907;
-      iron_frag_fill(v8907, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8907, shm2, v8903, 64u);
-      iron_frag_mma_sync(v585, v8905, v8907);
+      iron_frag<iron_bf16, 0, 16, 16> v8301;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v8301, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8301, shm3, v8112, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8303;
+      iron_frag_fill(v8303, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8303, shm2, v6220, 64u);
+      iron_frag_mma_sync(v579, v8301, v8303);
+      const unsigned int v8310 = v6220 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8312;
+      iron_frag_fill(v8312, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8312, shm3, v8123, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8314;
+      iron_frag_fill(v8314, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8314, shm2, v8310, 64u);
+      iron_frag_mma_sync(v579, v8312, v8314);
+      const unsigned int v8321 = v6220 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8323;
+      iron_frag_fill(v8323, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8323, shm3, v8132, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8325;
+      iron_frag_fill(v8325, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8325, shm2, v8321, 64u);
+      iron_frag_mma_sync(v579, v8323, v8325);
+      const unsigned int v8332 = v6220 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8334;
+      iron_frag_fill(v8334, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8334, shm3, v8141, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8336;
+      iron_frag_fill(v8336, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8336, shm2, v8332, 64u);
+      iron_frag_mma_sync(v579, v8334, v8336);
+      iron_frag<iron_bf16, 0, 16, 16> v8354;
+      iron_frag_fill(v8354, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8354, shm3, v8112, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8356;
+      iron_frag_fill(v8356, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8356, shm2, v6233, 64u);
+      iron_frag_mma_sync(v581, v8354, v8356);
+      const unsigned int v8363 = v6233 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8365;
+      iron_frag_fill(v8365, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8365, shm3, v8123, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8367;
+      iron_frag_fill(v8367, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8367, shm2, v8363, 64u);
+      iron_frag_mma_sync(v581, v8365, v8367);
+      const unsigned int v8374 = v6233 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8376;
+      iron_frag_fill(v8376, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8376, shm3, v8132, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8378;
+      iron_frag_fill(v8378, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8378, shm2, v8374, 64u);
+      iron_frag_mma_sync(v581, v8376, v8378);
+      const unsigned int v8385 = v6233 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8387;
+      iron_frag_fill(v8387, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8387, shm3, v8141, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8389;
+      iron_frag_fill(v8389, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8389, shm2, v8385, 64u);
+      iron_frag_mma_sync(v581, v8387, v8389);
+      iron_frag<iron_bf16, 0, 16, 16> v8407;
+      iron_frag_fill(v8407, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8407, shm3, v8112, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8409;
+      iron_frag_fill(v8409, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8409, shm2, v6245, 64u);
+      iron_frag_mma_sync(v583, v8407, v8409);
+      const unsigned int v8416 = v6245 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8418;
+      iron_frag_fill(v8418, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8418, shm3, v8123, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8420;
+      iron_frag_fill(v8420, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8420, shm2, v8416, 64u);
+      iron_frag_mma_sync(v583, v8418, v8420);
+      const unsigned int v8427 = v6245 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8429;
+      iron_frag_fill(v8429, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8429, shm3, v8132, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8431;
+      iron_frag_fill(v8431, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8431, shm2, v8427, 64u);
+      iron_frag_mma_sync(v583, v8429, v8431);
+      const unsigned int v8438 = v6245 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8440;
+      iron_frag_fill(v8440, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8440, shm3, v8141, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8442;
+      iron_frag_fill(v8442, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8442, shm2, v8438, 64u);
+      iron_frag_mma_sync(v583, v8440, v8442);
+      iron_frag<iron_bf16, 0, 16, 16> v8460;
+      iron_frag_fill(v8460, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8460, shm3, v8112, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8462;
+      iron_frag_fill(v8462, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8462, shm2, v6257, 64u);
+      iron_frag_mma_sync(v585, v8460, v8462);
+      const unsigned int v8469 = v6257 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8471;
+      iron_frag_fill(v8471, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8471, shm3, v8123, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8473;
+      iron_frag_fill(v8473, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8473, shm2, v8469, 64u);
+      iron_frag_mma_sync(v585, v8471, v8473);
+      const unsigned int v8480 = v6257 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8482;
+      iron_frag_fill(v8482, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8482, shm3, v8132, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8484;
+      iron_frag_fill(v8484, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8484, shm2, v8480, 64u);
+      iron_frag_mma_sync(v585, v8482, v8484);
+      const unsigned int v8491 = v6257 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8493;
+      iron_frag_fill(v8493, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8493, shm3, v8141, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8495;
+      iron_frag_fill(v8495, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8495, shm2, v8491, 64u);
+      iron_frag_mma_sync(v585, v8493, v8495);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3207 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3209;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3209, 0.0f);
-    const float v3213 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3214 = fmaxf(v3213, v3207);
-    const bool v3217 = v3214 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3218 = v3217 ? 0.0f : v3214;
-    v3209.x[0] = v3218;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3222 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3223 = fmaxf(v3222, v3207);
-    const bool v3226 = v3223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3227 = v3226 ? 0.0f : v3223;
-    v3209.x[1] = v3227;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3231 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3232 = fmaxf(v3231, v3207);
-    const bool v3235 = v3232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3236 = v3235 ? 0.0f : v3232;
-    v3209.x[2] = v3236;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3240 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3241 = fmaxf(v3240, v3207);
-    const bool v3244 = v3241 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3245 = v3244 ? 0.0f : v3241;
-    v3209.x[3] = v3245;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3247;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3247, 0.0f);
-    const float v3251 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3252 = v3207 - v3251;
-    const float v3253 = exp2f(v3252);
-    const float v3255 = v575.x[0];
-    const float v3256 = v3255 - v3251;
-    const float v3257 = exp2f(v3256);
-    const float v3258 = v577.x[0];
-    const float v3259 = v3258 * v3257;
-    const float v3260 = v3259 + v3253;
-    v3247.x[0] = v3260;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3264 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3265 = v3207 - v3264;
-    const float v3266 = exp2f(v3265);
-    const float v3268 = v575.x[1];
-    const float v3269 = v3268 - v3264;
-    const float v3270 = exp2f(v3269);
-    const float v3271 = v577.x[1];
-    const float v3272 = v3271 * v3270;
-    const float v3273 = v3272 + v3266;
-    v3247.x[1] = v3273;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3277 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3278 = v3207 - v3277;
-    const float v3279 = exp2f(v3278);
-    const float v3281 = v575.x[2];
-    const float v3282 = v3281 - v3277;
-    const float v3283 = exp2f(v3282);
-    const float v3284 = v577.x[2];
-    const float v3285 = v3284 * v3283;
-    const float v3286 = v3285 + v3279;
-    v3247.x[2] = v3286;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3290 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3291 = v3207 - v3290;
-    const float v3292 = exp2f(v3291);
-    const float v3294 = v575.x[3];
-    const float v3295 = v3294 - v3290;
-    const float v3296 = exp2f(v3295);
-    const float v3297 = v577.x[3];
-    const float v3298 = v3297 * v3296;
-    const float v3299 = v3298 + v3292;
-    v3247.x[3] = v3299;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v3301;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v3301, 0.0f);
-    const float v3305 = v3247.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3307 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3308 = v575.x[0];
-    const float v3309 = v3308 - v3307;
-    const float v3310 = exp2f(v3309);
-    const float v3311 = v3310 / v3305;
-    const bool v3313 = v3305 > 0.0f;
-    const float v3314 = v3313 ? v3311 : 0.0f;
-    v3301.x[0] = v3314;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3318 = v3247.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3320 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3321 = v575.x[1];
-    const float v3322 = v3321 - v3320;
-    const float v3323 = exp2f(v3322);
-    const float v3324 = v3323 / v3318;
-    const bool v3326 = v3318 > 0.0f;
-    const float v3327 = v3326 ? v3324 : 0.0f;
-    v3301.x[1] = v3327;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3331 = v3247.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3333 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3334 = v575.x[2];
-    const float v3335 = v3334 - v3333;
-    const float v3336 = exp2f(v3335);
-    const float v3337 = v3336 / v3331;
-    const bool v3339 = v3331 > 0.0f;
-    const float v3340 = v3339 ? v3337 : 0.0f;
-    v3301.x[2] = v3340;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3344 = v3247.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3346 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3347 = v575.x[3];
-    const float v3348 = v3347 - v3346;
-    const float v3349 = exp2f(v3348);
-    const float v3350 = v3349 / v3344;
-    const bool v3352 = v3344 > 0.0f;
-    const float v3353 = v3352 ? v3350 : 0.0f;
-    v3301.x[3] = v3353;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v3355 = v46 + v7812;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3357 = v579.x[0];
-    const float v3358 = v3357 * v3356;
-    const bool v3359 = v3355 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3359) {
-      const iron_bf16 v3363 = iron_f32_to_bf16(v3358);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3365 = v11 + v3355;
-      const unsigned int v3366 = v3365 * v1;
-      const unsigned int v3367 = v3366 + v26;
-      const unsigned int v3368 = v3367 << 8u;
-      const unsigned int v3369 = v3368 + v7811;
-      out[v3369] = v3363;
-    }
-    const unsigned int v3371 = v46 + v7817;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3372 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3373 = v579.x[1];
-    const float v3374 = v3373 * v3372;
-    const bool v3375 = v3371 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3375) {
-      const iron_bf16 v3379 = iron_f32_to_bf16(v3374);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3381 = v11 + v3371;
-      const unsigned int v3382 = v3381 * v1;
-      const unsigned int v3383 = v3382 + v26;
-      const unsigned int v3384 = v3383 << 8u;
-      const unsigned int v3385 = v3384 + v7816;
-      out[v3385] = v3379;
-    }
-    const unsigned int v3387 = v46 + v7822;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3389 = v579.x[2];
-    const float v3390 = v3389 * v3388;
-    const bool v3391 = v3387 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3391) {
-      const iron_bf16 v3395 = iron_f32_to_bf16(v3390);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3397 = v11 + v3387;
-      const unsigned int v3398 = v3397 * v1;
-      const unsigned int v3399 = v3398 + v26;
-      const unsigned int v3400 = v3399 << 8u;
-      const unsigned int v3401 = v3400 + v7821;
-      out[v3401] = v3395;
-    }
-    const unsigned int v3403 = v46 + v7827;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3404 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3405 = v579.x[3];
-    const float v3406 = v3405 * v3404;
-    const bool v3407 = v3403 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3407) {
-      const iron_bf16 v3411 = iron_f32_to_bf16(v3406);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3413 = v11 + v3403;
-      const unsigned int v3414 = v3413 * v1;
-      const unsigned int v3415 = v3414 + v26;
-      const unsigned int v3416 = v3415 << 8u;
-      const unsigned int v3417 = v3416 + v7826;
-      out[v3417] = v3411;
-    }
-    const unsigned int v3419 = v46 + v7832;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3420 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3421 = v579.x[4];
-    const float v3422 = v3421 * v3420;
-    const bool v3423 = v3419 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3423) {
-      const iron_bf16 v3427 = iron_f32_to_bf16(v3422);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3429 = v11 + v3419;
-      const unsigned int v3430 = v3429 * v1;
-      const unsigned int v3431 = v3430 + v26;
-      const unsigned int v3432 = v3431 << 8u;
-      const unsigned int v3433 = v3432 + v7831;
-      out[v3433] = v3427;
-    }
-    const unsigned int v3435 = v46 + v7837;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3436 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3437 = v579.x[5];
-    const float v3438 = v3437 * v3436;
-    const bool v3439 = v3435 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3439) {
-      const iron_bf16 v3443 = iron_f32_to_bf16(v3438);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3445 = v11 + v3435;
-      const unsigned int v3446 = v3445 * v1;
-      const unsigned int v3447 = v3446 + v26;
-      const unsigned int v3448 = v3447 << 8u;
-      const unsigned int v3449 = v3448 + v7836;
-      out[v3449] = v3443;
-    }
-    const unsigned int v3451 = v46 + v7842;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3452 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3453 = v579.x[6];
-    const float v3454 = v3453 * v3452;
-    const bool v3455 = v3451 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3455) {
-      const iron_bf16 v3459 = iron_f32_to_bf16(v3454);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3461 = v11 + v3451;
-      const unsigned int v3462 = v3461 * v1;
-      const unsigned int v3463 = v3462 + v26;
-      const unsigned int v3464 = v3463 << 8u;
-      const unsigned int v3465 = v3464 + v7841;
-      out[v3465] = v3459;
-    }
-    const unsigned int v3467 = v46 + v7847;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3468 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3469 = v579.x[7];
-    const float v3470 = v3469 * v3468;
-    const bool v3471 = v3467 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3471) {
-      const iron_bf16 v3475 = iron_f32_to_bf16(v3470);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3477 = v11 + v3467;
-      const unsigned int v3478 = v3477 * v1;
-      const unsigned int v3479 = v3478 + v26;
-      const unsigned int v3480 = v3479 << 8u;
-      const unsigned int v3481 = v3480 + v7846;
-      out[v3481] = v3475;
-    }
-    const unsigned int v3483 = v46 + v7852;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3484 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3485 = v579.x[8];
-    const float v3486 = v3485 * v3484;
-    const bool v3487 = v3483 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3487) {
-      const iron_bf16 v3491 = iron_f32_to_bf16(v3486);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3493 = v11 + v3483;
-      const unsigned int v3494 = v3493 * v1;
-      const unsigned int v3495 = v3494 + v26;
-      const unsigned int v3496 = v3495 << 8u;
-      const unsigned int v3497 = v3496 + v7851;
-      out[v3497] = v3491;
-    }
-    const unsigned int v3499 = v46 + v7857;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3500 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3501 = v579.x[9];
-    const float v3502 = v3501 * v3500;
-    const bool v3503 = v3499 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3503) {
-      const iron_bf16 v3507 = iron_f32_to_bf16(v3502);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3509 = v11 + v3499;
-      const unsigned int v3510 = v3509 * v1;
-      const unsigned int v3511 = v3510 + v26;
-      const unsigned int v3512 = v3511 << 8u;
-      const unsigned int v3513 = v3512 + v7856;
-      out[v3513] = v3507;
-    }
-    const unsigned int v3515 = v46 + v7862;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3516 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3517 = v579.x[10];
-    const float v3518 = v3517 * v3516;
-    const bool v3519 = v3515 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3519) {
-      const iron_bf16 v3523 = iron_f32_to_bf16(v3518);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3525 = v11 + v3515;
-      const unsigned int v3526 = v3525 * v1;
-      const unsigned int v3527 = v3526 + v26;
-      const unsigned int v3528 = v3527 << 8u;
-      const unsigned int v3529 = v3528 + v7861;
-      out[v3529] = v3523;
-    }
-    const unsigned int v3531 = v46 + v7867;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3532 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3533 = v579.x[11];
-    const float v3534 = v3533 * v3532;
-    const bool v3535 = v3531 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3535) {
-      const iron_bf16 v3539 = iron_f32_to_bf16(v3534);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3541 = v11 + v3531;
-      const unsigned int v3542 = v3541 * v1;
-      const unsigned int v3543 = v3542 + v26;
-      const unsigned int v3544 = v3543 << 8u;
-      const unsigned int v3545 = v3544 + v7866;
-      out[v3545] = v3539;
-    }
-    const unsigned int v3547 = v46 + v7872;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3548 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3549 = v579.x[12];
-    const float v3550 = v3549 * v3548;
-    const bool v3551 = v3547 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3551) {
-      const iron_bf16 v3555 = iron_f32_to_bf16(v3550);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3557 = v11 + v3547;
-      const unsigned int v3558 = v3557 * v1;
-      const unsigned int v3559 = v3558 + v26;
-      const unsigned int v3560 = v3559 << 8u;
-      const unsigned int v3561 = v3560 + v7871;
-      out[v3561] = v3555;
-    }
-    const unsigned int v3563 = v46 + v7877;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3564 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3565 = v579.x[13];
-    const float v3566 = v3565 * v3564;
-    const bool v3567 = v3563 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3567) {
-      const iron_bf16 v3571 = iron_f32_to_bf16(v3566);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3573 = v11 + v3563;
-      const unsigned int v3574 = v3573 * v1;
-      const unsigned int v3575 = v3574 + v26;
-      const unsigned int v3576 = v3575 << 8u;
-      const unsigned int v3577 = v3576 + v7876;
-      out[v3577] = v3571;
-    }
-    const unsigned int v3579 = v46 + v7882;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3580 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3581 = v579.x[14];
-    const float v3582 = v3581 * v3580;
-    const bool v3583 = v3579 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3583) {
-      const iron_bf16 v3587 = iron_f32_to_bf16(v3582);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3589 = v11 + v3579;
-      const unsigned int v3590 = v3589 * v1;
-      const unsigned int v3591 = v3590 + v26;
-      const unsigned int v3592 = v3591 << 8u;
-      const unsigned int v3593 = v3592 + v7881;
-      out[v3593] = v3587;
-    }
-    const unsigned int v3595 = v46 + v7887;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3596 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3597 = v579.x[15];
-    const float v3598 = v3597 * v3596;
-    const bool v3599 = v3595 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3599) {
-      const iron_bf16 v3603 = iron_f32_to_bf16(v3598);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3605 = v11 + v3595;
-      const unsigned int v3606 = v3605 * v1;
-      const unsigned int v3607 = v3606 + v26;
-      const unsigned int v3608 = v3607 << 8u;
-      const unsigned int v3609 = v3608 + v7886;
-      out[v3609] = v3603;
-    }
-    const unsigned int v3611 = v46 + v7892;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3612 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3613 = v579.x[16];
-    const float v3614 = v3613 * v3612;
-    const bool v3615 = v3611 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3615) {
-      const iron_bf16 v3619 = iron_f32_to_bf16(v3614);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3621 = v11 + v3611;
-      const unsigned int v3622 = v3621 * v1;
-      const unsigned int v3623 = v3622 + v26;
-      const unsigned int v3624 = v3623 << 8u;
-      const unsigned int v3625 = v3624 + v7891;
-      out[v3625] = v3619;
-    }
-    const unsigned int v3627 = v46 + v7897;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3628 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3629 = v579.x[17];
-    const float v3630 = v3629 * v3628;
-    const bool v3631 = v3627 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3631) {
-      const iron_bf16 v3635 = iron_f32_to_bf16(v3630);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3637 = v11 + v3627;
-      const unsigned int v3638 = v3637 * v1;
-      const unsigned int v3639 = v3638 + v26;
-      const unsigned int v3640 = v3639 << 8u;
-      const unsigned int v3641 = v3640 + v7896;
-      out[v3641] = v3635;
-    }
-    const unsigned int v3643 = v46 + v7902;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3644 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3645 = v579.x[18];
-    const float v3646 = v3645 * v3644;
-    const bool v3647 = v3643 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3647) {
-      const iron_bf16 v3651 = iron_f32_to_bf16(v3646);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3653 = v11 + v3643;
-      const unsigned int v3654 = v3653 * v1;
-      const unsigned int v3655 = v3654 + v26;
-      const unsigned int v3656 = v3655 << 8u;
-      const unsigned int v3657 = v3656 + v7901;
-      out[v3657] = v3651;
-    }
-    const unsigned int v3659 = v46 + v7907;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3660 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3661 = v579.x[19];
-    const float v3662 = v3661 * v3660;
-    const bool v3663 = v3659 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3663) {
-      const iron_bf16 v3667 = iron_f32_to_bf16(v3662);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3669 = v11 + v3659;
-      const unsigned int v3670 = v3669 * v1;
-      const unsigned int v3671 = v3670 + v26;
-      const unsigned int v3672 = v3671 << 8u;
-      const unsigned int v3673 = v3672 + v7906;
-      out[v3673] = v3667;
-    }
-    const unsigned int v3675 = v46 + v7912;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3676 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3677 = v579.x[20];
-    const float v3678 = v3677 * v3676;
-    const bool v3679 = v3675 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3679) {
-      const iron_bf16 v3683 = iron_f32_to_bf16(v3678);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3685 = v11 + v3675;
-      const unsigned int v3686 = v3685 * v1;
-      const unsigned int v3687 = v3686 + v26;
-      const unsigned int v3688 = v3687 << 8u;
-      const unsigned int v3689 = v3688 + v7911;
-      out[v3689] = v3683;
-    }
-    const unsigned int v3691 = v46 + v7917;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3692 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3693 = v579.x[21];
-    const float v3694 = v3693 * v3692;
-    const bool v3695 = v3691 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3695) {
-      const iron_bf16 v3699 = iron_f32_to_bf16(v3694);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3701 = v11 + v3691;
-      const unsigned int v3702 = v3701 * v1;
-      const unsigned int v3703 = v3702 + v26;
-      const unsigned int v3704 = v3703 << 8u;
-      const unsigned int v3705 = v3704 + v7916;
-      out[v3705] = v3699;
-    }
-    const unsigned int v3707 = v46 + v7922;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3708 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3709 = v579.x[22];
-    const float v3710 = v3709 * v3708;
-    const bool v3711 = v3707 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3711) {
-      const iron_bf16 v3715 = iron_f32_to_bf16(v3710);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3717 = v11 + v3707;
-      const unsigned int v3718 = v3717 * v1;
-      const unsigned int v3719 = v3718 + v26;
-      const unsigned int v3720 = v3719 << 8u;
-      const unsigned int v3721 = v3720 + v7921;
-      out[v3721] = v3715;
-    }
-    const unsigned int v3723 = v46 + v7927;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3724 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3725 = v579.x[23];
-    const float v3726 = v3725 * v3724;
-    const bool v3727 = v3723 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3727) {
-      const iron_bf16 v3731 = iron_f32_to_bf16(v3726);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3733 = v11 + v3723;
-      const unsigned int v3734 = v3733 * v1;
-      const unsigned int v3735 = v3734 + v26;
-      const unsigned int v3736 = v3735 << 8u;
-      const unsigned int v3737 = v3736 + v7926;
-      out[v3737] = v3731;
-    }
-    const unsigned int v3739 = v46 + v7932;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3740 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3741 = v579.x[24];
-    const float v3742 = v3741 * v3740;
-    const bool v3743 = v3739 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3743) {
-      const iron_bf16 v3747 = iron_f32_to_bf16(v3742);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3749 = v11 + v3739;
-      const unsigned int v3750 = v3749 * v1;
-      const unsigned int v3751 = v3750 + v26;
-      const unsigned int v3752 = v3751 << 8u;
-      const unsigned int v3753 = v3752 + v7931;
-      out[v3753] = v3747;
-    }
-    const unsigned int v3755 = v46 + v7937;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3756 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3757 = v579.x[25];
-    const float v3758 = v3757 * v3756;
-    const bool v3759 = v3755 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3759) {
-      const iron_bf16 v3763 = iron_f32_to_bf16(v3758);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3765 = v11 + v3755;
-      const unsigned int v3766 = v3765 * v1;
-      const unsigned int v3767 = v3766 + v26;
-      const unsigned int v3768 = v3767 << 8u;
-      const unsigned int v3769 = v3768 + v7936;
-      out[v3769] = v3763;
-    }
-    const unsigned int v3771 = v46 + v7942;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3772 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3773 = v579.x[26];
-    const float v3774 = v3773 * v3772;
-    const bool v3775 = v3771 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3775) {
-      const iron_bf16 v3779 = iron_f32_to_bf16(v3774);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3781 = v11 + v3771;
-      const unsigned int v3782 = v3781 * v1;
-      const unsigned int v3783 = v3782 + v26;
-      const unsigned int v3784 = v3783 << 8u;
-      const unsigned int v3785 = v3784 + v7941;
-      out[v3785] = v3779;
-    }
-    const unsigned int v3787 = v46 + v7947;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3788 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3789 = v579.x[27];
-    const float v3790 = v3789 * v3788;
-    const bool v3791 = v3787 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3791) {
-      const iron_bf16 v3795 = iron_f32_to_bf16(v3790);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3797 = v11 + v3787;
-      const unsigned int v3798 = v3797 * v1;
-      const unsigned int v3799 = v3798 + v26;
-      const unsigned int v3800 = v3799 << 8u;
-      const unsigned int v3801 = v3800 + v7946;
-      out[v3801] = v3795;
-    }
-    const unsigned int v3803 = v46 + v7952;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3804 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3805 = v579.x[28];
-    const float v3806 = v3805 * v3804;
-    const bool v3807 = v3803 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3807) {
-      const iron_bf16 v3811 = iron_f32_to_bf16(v3806);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3813 = v11 + v3803;
-      const unsigned int v3814 = v3813 * v1;
-      const unsigned int v3815 = v3814 + v26;
-      const unsigned int v3816 = v3815 << 8u;
-      const unsigned int v3817 = v3816 + v7951;
-      out[v3817] = v3811;
-    }
-    const unsigned int v3819 = v46 + v7957;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3820 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3821 = v579.x[29];
-    const float v3822 = v3821 * v3820;
-    const bool v3823 = v3819 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3823) {
-      const iron_bf16 v3827 = iron_f32_to_bf16(v3822);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3829 = v11 + v3819;
-      const unsigned int v3830 = v3829 * v1;
-      const unsigned int v3831 = v3830 + v26;
-      const unsigned int v3832 = v3831 << 8u;
-      const unsigned int v3833 = v3832 + v7956;
-      out[v3833] = v3827;
-    }
-    const unsigned int v3835 = v46 + v7962;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3836 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3837 = v579.x[30];
-    const float v3838 = v3837 * v3836;
-    const bool v3839 = v3835 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3839) {
-      const iron_bf16 v3843 = iron_f32_to_bf16(v3838);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3845 = v11 + v3835;
-      const unsigned int v3846 = v3845 * v1;
-      const unsigned int v3847 = v3846 + v26;
-      const unsigned int v3848 = v3847 << 8u;
-      const unsigned int v3849 = v3848 + v7961;
-      out[v3849] = v3843;
-    }
-    const unsigned int v3851 = v46 + v7967;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3852 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3853 = v579.x[31];
-    const float v3854 = v3853 * v3852;
-    const bool v3855 = v3851 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3855) {
-      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3861 = v11 + v3851;
-      const unsigned int v3862 = v3861 * v1;
-      const unsigned int v3863 = v3862 + v26;
-      const unsigned int v3864 = v3863 << 8u;
-      const unsigned int v3865 = v3864 + v7966;
-      out[v3865] = v3859;
-    }
-    const unsigned int v3867 = v46 + v7972;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3868 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3869 = v581.x[0];
-    const float v3870 = v3869 * v3868;
-    const bool v3871 = v3867 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3871) {
-      const unsigned int v3874 = 64u + v7971;
-      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3877 = v11 + v3867;
-      const unsigned int v3878 = v3877 * v1;
-      const unsigned int v3879 = v3878 + v26;
-      const unsigned int v3880 = v3879 << 8u;
-      const unsigned int v3881 = v3880 + v3874;
-      out[v3881] = v3875;
-    }
-    const unsigned int v3883 = v46 + v7977;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3884 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3885 = v581.x[1];
-    const float v3886 = v3885 * v3884;
-    const bool v3887 = v3883 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3887) {
-      const unsigned int v3890 = 64u + v7976;
-      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3893 = v11 + v3883;
-      const unsigned int v3894 = v3893 * v1;
-      const unsigned int v3895 = v3894 + v26;
-      const unsigned int v3896 = v3895 << 8u;
-      const unsigned int v3897 = v3896 + v3890;
-      out[v3897] = v3891;
-    }
-    const unsigned int v3899 = v46 + v7982;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3900 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3901 = v581.x[2];
-    const float v3902 = v3901 * v3900;
-    const bool v3903 = v3899 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3903) {
-      const unsigned int v3906 = 64u + v7981;
-      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3909 = v11 + v3899;
-      const unsigned int v3910 = v3909 * v1;
-      const unsigned int v3911 = v3910 + v26;
-      const unsigned int v3912 = v3911 << 8u;
-      const unsigned int v3913 = v3912 + v3906;
-      out[v3913] = v3907;
-    }
-    const unsigned int v3915 = v46 + v7987;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3916 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3917 = v581.x[3];
-    const float v3918 = v3917 * v3916;
-    const bool v3919 = v3915 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3919) {
-      const unsigned int v3922 = 64u + v7986;
-      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3925 = v11 + v3915;
-      const unsigned int v3926 = v3925 * v1;
-      const unsigned int v3927 = v3926 + v26;
-      const unsigned int v3928 = v3927 << 8u;
-      const unsigned int v3929 = v3928 + v3922;
-      out[v3929] = v3923;
-    }
-    const unsigned int v3931 = v46 + v7992;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3932 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3933 = v581.x[4];
-    const float v3934 = v3933 * v3932;
-    const bool v3935 = v3931 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3935) {
-      const unsigned int v3938 = 64u + v7991;
-      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3941 = v11 + v3931;
-      const unsigned int v3942 = v3941 * v1;
-      const unsigned int v3943 = v3942 + v26;
-      const unsigned int v3944 = v3943 << 8u;
-      const unsigned int v3945 = v3944 + v3938;
-      out[v3945] = v3939;
-    }
-    const unsigned int v3947 = v46 + v7997;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3948 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3949 = v581.x[5];
-    const float v3950 = v3949 * v3948;
-    const bool v3951 = v3947 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3951) {
-      const unsigned int v3954 = 64u + v7996;
-      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3957 = v11 + v3947;
-      const unsigned int v3958 = v3957 * v1;
-      const unsigned int v3959 = v3958 + v26;
-      const unsigned int v3960 = v3959 << 8u;
-      const unsigned int v3961 = v3960 + v3954;
-      out[v3961] = v3955;
-    }
-    const unsigned int v3963 = v46 + v8002;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3964 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3965 = v581.x[6];
-    const float v3966 = v3965 * v3964;
-    const bool v3967 = v3963 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3967) {
-      const unsigned int v3970 = 64u + v8001;
-      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3973 = v11 + v3963;
-      const unsigned int v3974 = v3973 * v1;
-      const unsigned int v3975 = v3974 + v26;
-      const unsigned int v3976 = v3975 << 8u;
-      const unsigned int v3977 = v3976 + v3970;
-      out[v3977] = v3971;
-    }
-    const unsigned int v3979 = v46 + v8007;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3980 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3981 = v581.x[7];
-    const float v3982 = v3981 * v3980;
-    const bool v3983 = v3979 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3983) {
-      const unsigned int v3986 = 64u + v8006;
-      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3989 = v11 + v3979;
-      const unsigned int v3990 = v3989 * v1;
-      const unsigned int v3991 = v3990 + v26;
-      const unsigned int v3992 = v3991 << 8u;
-      const unsigned int v3993 = v3992 + v3986;
-      out[v3993] = v3987;
-    }
-    const unsigned int v3995 = v46 + v8012;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3996 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3997 = v581.x[8];
-    const float v3998 = v3997 * v3996;
-    const bool v3999 = v3995 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3999) {
-      const unsigned int v4002 = 64u + v8011;
-      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4005 = v11 + v3995;
-      const unsigned int v4006 = v4005 * v1;
-      const unsigned int v4007 = v4006 + v26;
-      const unsigned int v4008 = v4007 << 8u;
-      const unsigned int v4009 = v4008 + v4002;
-      out[v4009] = v4003;
-    }
-    const unsigned int v4011 = v46 + v8017;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4012 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4013 = v581.x[9];
-    const float v4014 = v4013 * v4012;
-    const bool v4015 = v4011 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4015) {
-      const unsigned int v4018 = 64u + v8016;
-      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4021 = v11 + v4011;
-      const unsigned int v4022 = v4021 * v1;
-      const unsigned int v4023 = v4022 + v26;
-      const unsigned int v4024 = v4023 << 8u;
-      const unsigned int v4025 = v4024 + v4018;
-      out[v4025] = v4019;
-    }
-    const unsigned int v4027 = v46 + v8022;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4028 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4029 = v581.x[10];
-    const float v4030 = v4029 * v4028;
-    const bool v4031 = v4027 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4031) {
-      const unsigned int v4034 = 64u + v8021;
-      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4037 = v11 + v4027;
-      const unsigned int v4038 = v4037 * v1;
-      const unsigned int v4039 = v4038 + v26;
-      const unsigned int v4040 = v4039 << 8u;
-      const unsigned int v4041 = v4040 + v4034;
-      out[v4041] = v4035;
-    }
-    const unsigned int v4043 = v46 + v8027;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4044 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4045 = v581.x[11];
-    const float v4046 = v4045 * v4044;
-    const bool v4047 = v4043 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4047) {
-      const unsigned int v4050 = 64u + v8026;
-      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4053 = v11 + v4043;
-      const unsigned int v4054 = v4053 * v1;
-      const unsigned int v4055 = v4054 + v26;
-      const unsigned int v4056 = v4055 << 8u;
-      const unsigned int v4057 = v4056 + v4050;
-      out[v4057] = v4051;
-    }
-    const unsigned int v4059 = v46 + v8032;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4060 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4061 = v581.x[12];
-    const float v4062 = v4061 * v4060;
-    const bool v4063 = v4059 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4063) {
-      const unsigned int v4066 = 64u + v8031;
-      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4069 = v11 + v4059;
-      const unsigned int v4070 = v4069 * v1;
-      const unsigned int v4071 = v4070 + v26;
-      const unsigned int v4072 = v4071 << 8u;
-      const unsigned int v4073 = v4072 + v4066;
-      out[v4073] = v4067;
-    }
-    const unsigned int v4075 = v46 + v8037;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4076 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4077 = v581.x[13];
-    const float v4078 = v4077 * v4076;
-    const bool v4079 = v4075 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4079) {
-      const unsigned int v4082 = 64u + v8036;
-      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4085 = v11 + v4075;
-      const unsigned int v4086 = v4085 * v1;
-      const unsigned int v4087 = v4086 + v26;
-      const unsigned int v4088 = v4087 << 8u;
-      const unsigned int v4089 = v4088 + v4082;
-      out[v4089] = v4083;
-    }
-    const unsigned int v4091 = v46 + v8042;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4092 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4093 = v581.x[14];
-    const float v4094 = v4093 * v4092;
-    const bool v4095 = v4091 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4095) {
-      const unsigned int v4098 = 64u + v8041;
-      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4101 = v11 + v4091;
-      const unsigned int v4102 = v4101 * v1;
-      const unsigned int v4103 = v4102 + v26;
-      const unsigned int v4104 = v4103 << 8u;
-      const unsigned int v4105 = v4104 + v4098;
-      out[v4105] = v4099;
-    }
-    const unsigned int v4107 = v46 + v8047;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4108 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4109 = v581.x[15];
-    const float v4110 = v4109 * v4108;
-    const bool v4111 = v4107 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4111) {
-      const unsigned int v4114 = 64u + v8046;
-      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4117 = v11 + v4107;
-      const unsigned int v4118 = v4117 * v1;
-      const unsigned int v4119 = v4118 + v26;
-      const unsigned int v4120 = v4119 << 8u;
-      const unsigned int v4121 = v4120 + v4114;
-      out[v4121] = v4115;
-    }
-    const unsigned int v4123 = v46 + v8052;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4124 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4125 = v581.x[16];
-    const float v4126 = v4125 * v4124;
-    const bool v4127 = v4123 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4127) {
-      const unsigned int v4130 = 64u + v8051;
-      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4133 = v11 + v4123;
-      const unsigned int v4134 = v4133 * v1;
-      const unsigned int v4135 = v4134 + v26;
-      const unsigned int v4136 = v4135 << 8u;
-      const unsigned int v4137 = v4136 + v4130;
-      out[v4137] = v4131;
-    }
-    const unsigned int v4139 = v46 + v8057;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4140 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4141 = v581.x[17];
-    const float v4142 = v4141 * v4140;
-    const bool v4143 = v4139 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4143) {
-      const unsigned int v4146 = 64u + v8056;
-      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4149 = v11 + v4139;
-      const unsigned int v4150 = v4149 * v1;
-      const unsigned int v4151 = v4150 + v26;
-      const unsigned int v4152 = v4151 << 8u;
-      const unsigned int v4153 = v4152 + v4146;
-      out[v4153] = v4147;
-    }
-    const unsigned int v4155 = v46 + v8062;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4156 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4157 = v581.x[18];
-    const float v4158 = v4157 * v4156;
-    const bool v4159 = v4155 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4159) {
-      const unsigned int v4162 = 64u + v8061;
-      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4165 = v11 + v4155;
-      const unsigned int v4166 = v4165 * v1;
-      const unsigned int v4167 = v4166 + v26;
-      const unsigned int v4168 = v4167 << 8u;
-      const unsigned int v4169 = v4168 + v4162;
-      out[v4169] = v4163;
-    }
-    const unsigned int v4171 = v46 + v8067;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4172 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4173 = v581.x[19];
-    const float v4174 = v4173 * v4172;
-    const bool v4175 = v4171 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4175) {
-      const unsigned int v4178 = 64u + v8066;
-      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4181 = v11 + v4171;
-      const unsigned int v4182 = v4181 * v1;
-      const unsigned int v4183 = v4182 + v26;
-      const unsigned int v4184 = v4183 << 8u;
-      const unsigned int v4185 = v4184 + v4178;
-      out[v4185] = v4179;
-    }
-    const unsigned int v4187 = v46 + v8072;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4188 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4189 = v581.x[20];
-    const float v4190 = v4189 * v4188;
-    const bool v4191 = v4187 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4191) {
-      const unsigned int v4194 = 64u + v8071;
-      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4197 = v11 + v4187;
-      const unsigned int v4198 = v4197 * v1;
-      const unsigned int v4199 = v4198 + v26;
-      const unsigned int v4200 = v4199 << 8u;
-      const unsigned int v4201 = v4200 + v4194;
-      out[v4201] = v4195;
-    }
-    const unsigned int v4203 = v46 + v8077;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4204 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4205 = v581.x[21];
-    const float v4206 = v4205 * v4204;
-    const bool v4207 = v4203 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4207) {
-      const unsigned int v4210 = 64u + v8076;
-      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4213 = v11 + v4203;
-      const unsigned int v4214 = v4213 * v1;
-      const unsigned int v4215 = v4214 + v26;
-      const unsigned int v4216 = v4215 << 8u;
-      const unsigned int v4217 = v4216 + v4210;
-      out[v4217] = v4211;
-    }
-    const unsigned int v4219 = v46 + v8082;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4220 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4221 = v581.x[22];
-    const float v4222 = v4221 * v4220;
-    const bool v4223 = v4219 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4223) {
-      const unsigned int v4226 = 64u + v8081;
-      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4229 = v11 + v4219;
-      const unsigned int v4230 = v4229 * v1;
-      const unsigned int v4231 = v4230 + v26;
-      const unsigned int v4232 = v4231 << 8u;
-      const unsigned int v4233 = v4232 + v4226;
-      out[v4233] = v4227;
-    }
-    const unsigned int v4235 = v46 + v8087;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4236 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4237 = v581.x[23];
-    const float v4238 = v4237 * v4236;
-    const bool v4239 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4239) {
-      const unsigned int v4242 = 64u + v8086;
-      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4245 = v11 + v4235;
-      const unsigned int v4246 = v4245 * v1;
-      const unsigned int v4247 = v4246 + v26;
-      const unsigned int v4248 = v4247 << 8u;
-      const unsigned int v4249 = v4248 + v4242;
-      out[v4249] = v4243;
-    }
-    const unsigned int v4251 = v46 + v8092;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4252 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4253 = v581.x[24];
-    const float v4254 = v4253 * v4252;
-    const bool v4255 = v4251 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4255) {
-      const unsigned int v4258 = 64u + v8091;
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4261 = v11 + v4251;
-      const unsigned int v4262 = v4261 * v1;
-      const unsigned int v4263 = v4262 + v26;
-      const unsigned int v4264 = v4263 << 8u;
-      const unsigned int v4265 = v4264 + v4258;
-      out[v4265] = v4259;
-    }
-    const unsigned int v4267 = v46 + v8097;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4268 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4269 = v581.x[25];
-    const float v4270 = v4269 * v4268;
-    const bool v4271 = v4267 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4271) {
-      const unsigned int v4274 = 64u + v8096;
-      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4277 = v11 + v4267;
-      const unsigned int v4278 = v4277 * v1;
-      const unsigned int v4279 = v4278 + v26;
-      const unsigned int v4280 = v4279 << 8u;
-      const unsigned int v4281 = v4280 + v4274;
-      out[v4281] = v4275;
-    }
-    const unsigned int v4283 = v46 + v8102;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4284 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4285 = v581.x[26];
-    const float v4286 = v4285 * v4284;
-    const bool v4287 = v4283 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4287) {
-      const unsigned int v4290 = 64u + v8101;
-      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4293 = v11 + v4283;
-      const unsigned int v4294 = v4293 * v1;
-      const unsigned int v4295 = v4294 + v26;
-      const unsigned int v4296 = v4295 << 8u;
-      const unsigned int v4297 = v4296 + v4290;
-      out[v4297] = v4291;
-    }
-    const unsigned int v4299 = v46 + v8107;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4300 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4301 = v581.x[27];
-    const float v4302 = v4301 * v4300;
-    const bool v4303 = v4299 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4303) {
-      const unsigned int v4306 = 64u + v8106;
-      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4309 = v11 + v4299;
-      const unsigned int v4310 = v4309 * v1;
-      const unsigned int v4311 = v4310 + v26;
-      const unsigned int v4312 = v4311 << 8u;
-      const unsigned int v4313 = v4312 + v4306;
-      out[v4313] = v4307;
-    }
-    const unsigned int v4315 = v46 + v8112;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4316 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4317 = v581.x[28];
-    const float v4318 = v4317 * v4316;
-    const bool v4319 = v4315 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4319) {
-      const unsigned int v4322 = 64u + v8111;
-      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4325 = v11 + v4315;
-      const unsigned int v4326 = v4325 * v1;
-      const unsigned int v4327 = v4326 + v26;
-      const unsigned int v4328 = v4327 << 8u;
-      const unsigned int v4329 = v4328 + v4322;
-      out[v4329] = v4323;
-    }
-    const unsigned int v4331 = v46 + v8117;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4332 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4333 = v581.x[29];
-    const float v4334 = v4333 * v4332;
-    const bool v4335 = v4331 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4335) {
-      const unsigned int v4338 = 64u + v8116;
-      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4341 = v11 + v4331;
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v26;
-      const unsigned int v4344 = v4343 << 8u;
-      const unsigned int v4345 = v4344 + v4338;
-      out[v4345] = v4339;
-    }
-    const unsigned int v4347 = v46 + v8122;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4348 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4349 = v581.x[30];
-    const float v4350 = v4349 * v4348;
-    const bool v4351 = v4347 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4351) {
-      const unsigned int v4354 = 64u + v8121;
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4357 = v11 + v4347;
-      const unsigned int v4358 = v4357 * v1;
-      const unsigned int v4359 = v4358 + v26;
-      const unsigned int v4360 = v4359 << 8u;
-      const unsigned int v4361 = v4360 + v4354;
-      out[v4361] = v4355;
-    }
-    const unsigned int v4363 = v46 + v8127;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4364 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4365 = v581.x[31];
-    const float v4366 = v4365 * v4364;
-    const bool v4367 = v4363 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4367) {
-      const unsigned int v4370 = 64u + v8126;
-      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4373 = v11 + v4363;
-      const unsigned int v4374 = v4373 * v1;
-      const unsigned int v4375 = v4374 + v26;
-      const unsigned int v4376 = v4375 << 8u;
-      const unsigned int v4377 = v4376 + v4370;
-      out[v4377] = v4371;
-    }
-    const unsigned int v4379 = v46 + v8132;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4380 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4381 = v583.x[0];
-    const float v4382 = v4381 * v4380;
-    const bool v4383 = v4379 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4383) {
-      const unsigned int v4386 = 128u + v8131;
-      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4389 = v11 + v4379;
-      const unsigned int v4390 = v4389 * v1;
-      const unsigned int v4391 = v4390 + v26;
-      const unsigned int v4392 = v4391 << 8u;
-      const unsigned int v4393 = v4392 + v4386;
-      out[v4393] = v4387;
-    }
-    const unsigned int v4395 = v46 + v8137;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4396 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4397 = v583.x[1];
-    const float v4398 = v4397 * v4396;
-    const bool v4399 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4399) {
-      const unsigned int v4402 = 128u + v8136;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4405 = v11 + v4395;
-      const unsigned int v4406 = v4405 * v1;
-      const unsigned int v4407 = v4406 + v26;
-      const unsigned int v4408 = v4407 << 8u;
-      const unsigned int v4409 = v4408 + v4402;
-      out[v4409] = v4403;
-    }
-    const unsigned int v4411 = v46 + v8142;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4412 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4413 = v583.x[2];
-    const float v4414 = v4413 * v4412;
-    const bool v4415 = v4411 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4415) {
-      const unsigned int v4418 = 128u + v8141;
-      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4421 = v11 + v4411;
-      const unsigned int v4422 = v4421 * v1;
-      const unsigned int v4423 = v4422 + v26;
-      const unsigned int v4424 = v4423 << 8u;
-      const unsigned int v4425 = v4424 + v4418;
-      out[v4425] = v4419;
-    }
-    const unsigned int v4427 = v46 + v8147;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4428 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4429 = v583.x[3];
-    const float v4430 = v4429 * v4428;
-    const bool v4431 = v4427 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4431) {
-      const unsigned int v4434 = 128u + v8146;
-      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4437 = v11 + v4427;
-      const unsigned int v4438 = v4437 * v1;
-      const unsigned int v4439 = v4438 + v26;
-      const unsigned int v4440 = v4439 << 8u;
-      const unsigned int v4441 = v4440 + v4434;
-      out[v4441] = v4435;
-    }
-    const unsigned int v4443 = v46 + v8152;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4444 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4445 = v583.x[4];
-    const float v4446 = v4445 * v4444;
-    const bool v4447 = v4443 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4447) {
-      const unsigned int v4450 = 128u + v8151;
-      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4453 = v11 + v4443;
-      const unsigned int v4454 = v4453 * v1;
-      const unsigned int v4455 = v4454 + v26;
-      const unsigned int v4456 = v4455 << 8u;
-      const unsigned int v4457 = v4456 + v4450;
-      out[v4457] = v4451;
-    }
-    const unsigned int v4459 = v46 + v8157;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4460 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4461 = v583.x[5];
-    const float v4462 = v4461 * v4460;
-    const bool v4463 = v4459 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4463) {
-      const unsigned int v4466 = 128u + v8156;
-      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4469 = v11 + v4459;
-      const unsigned int v4470 = v4469 * v1;
-      const unsigned int v4471 = v4470 + v26;
-      const unsigned int v4472 = v4471 << 8u;
-      const unsigned int v4473 = v4472 + v4466;
-      out[v4473] = v4467;
-    }
-    const unsigned int v4475 = v46 + v8162;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4476 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4477 = v583.x[6];
-    const float v4478 = v4477 * v4476;
-    const bool v4479 = v4475 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4479) {
-      const unsigned int v4482 = 128u + v8161;
-      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4485 = v11 + v4475;
-      const unsigned int v4486 = v4485 * v1;
-      const unsigned int v4487 = v4486 + v26;
-      const unsigned int v4488 = v4487 << 8u;
-      const unsigned int v4489 = v4488 + v4482;
-      out[v4489] = v4483;
-    }
-    const unsigned int v4491 = v46 + v8167;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4492 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4493 = v583.x[7];
-    const float v4494 = v4493 * v4492;
-    const bool v4495 = v4491 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4495) {
-      const unsigned int v4498 = 128u + v8166;
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4501 = v11 + v4491;
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v26;
-      const unsigned int v4504 = v4503 << 8u;
-      const unsigned int v4505 = v4504 + v4498;
-      out[v4505] = v4499;
-    }
-    const unsigned int v4507 = v46 + v8172;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4508 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4509 = v583.x[8];
-    const float v4510 = v4509 * v4508;
-    const bool v4511 = v4507 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4511) {
-      const unsigned int v4514 = 128u + v8171;
-      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4517 = v11 + v4507;
-      const unsigned int v4518 = v4517 * v1;
-      const unsigned int v4519 = v4518 + v26;
-      const unsigned int v4520 = v4519 << 8u;
-      const unsigned int v4521 = v4520 + v4514;
-      out[v4521] = v4515;
-    }
-    const unsigned int v4523 = v46 + v8177;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4524 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4525 = v583.x[9];
-    const float v4526 = v4525 * v4524;
-    const bool v4527 = v4523 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4527) {
-      const unsigned int v4530 = 128u + v8176;
-      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4533 = v11 + v4523;
-      const unsigned int v4534 = v4533 * v1;
-      const unsigned int v4535 = v4534 + v26;
-      const unsigned int v4536 = v4535 << 8u;
-      const unsigned int v4537 = v4536 + v4530;
-      out[v4537] = v4531;
-    }
-    const unsigned int v4539 = v46 + v8182;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4540 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4541 = v583.x[10];
-    const float v4542 = v4541 * v4540;
-    const bool v4543 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4543) {
-      const unsigned int v4546 = 128u + v8181;
-      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4549 = v11 + v4539;
-      const unsigned int v4550 = v4549 * v1;
-      const unsigned int v4551 = v4550 + v26;
-      const unsigned int v4552 = v4551 << 8u;
-      const unsigned int v4553 = v4552 + v4546;
-      out[v4553] = v4547;
-    }
-    const unsigned int v4555 = v46 + v8187;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4556 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4557 = v583.x[11];
-    const float v4558 = v4557 * v4556;
-    const bool v4559 = v4555 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4559) {
-      const unsigned int v4562 = 128u + v8186;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4565 = v11 + v4555;
-      const unsigned int v4566 = v4565 * v1;
-      const unsigned int v4567 = v4566 + v26;
-      const unsigned int v4568 = v4567 << 8u;
-      const unsigned int v4569 = v4568 + v4562;
-      out[v4569] = v4563;
-    }
-    const unsigned int v4571 = v46 + v8192;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4572 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4573 = v583.x[12];
-    const float v4574 = v4573 * v4572;
-    const bool v4575 = v4571 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4575) {
-      const unsigned int v4578 = 128u + v8191;
-      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4581 = v11 + v4571;
-      const unsigned int v4582 = v4581 * v1;
-      const unsigned int v4583 = v4582 + v26;
-      const unsigned int v4584 = v4583 << 8u;
-      const unsigned int v4585 = v4584 + v4578;
-      out[v4585] = v4579;
-    }
-    const unsigned int v4587 = v46 + v8197;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4588 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4589 = v583.x[13];
-    const float v4590 = v4589 * v4588;
-    const bool v4591 = v4587 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4591) {
-      const unsigned int v4594 = 128u + v8196;
-      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4597 = v11 + v4587;
-      const unsigned int v4598 = v4597 * v1;
-      const unsigned int v4599 = v4598 + v26;
-      const unsigned int v4600 = v4599 << 8u;
-      const unsigned int v4601 = v4600 + v4594;
-      out[v4601] = v4595;
-    }
-    const unsigned int v4603 = v46 + v8202;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4604 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4605 = v583.x[14];
-    const float v4606 = v4605 * v4604;
-    const bool v4607 = v4603 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4607) {
-      const unsigned int v4610 = 128u + v8201;
-      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4613 = v11 + v4603;
-      const unsigned int v4614 = v4613 * v1;
-      const unsigned int v4615 = v4614 + v26;
-      const unsigned int v4616 = v4615 << 8u;
-      const unsigned int v4617 = v4616 + v4610;
-      out[v4617] = v4611;
-    }
-    const unsigned int v4619 = v46 + v8207;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4620 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4621 = v583.x[15];
-    const float v4622 = v4621 * v4620;
-    const bool v4623 = v4619 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4623) {
-      const unsigned int v4626 = 128u + v8206;
-      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4629 = v11 + v4619;
-      const unsigned int v4630 = v4629 * v1;
-      const unsigned int v4631 = v4630 + v26;
-      const unsigned int v4632 = v4631 << 8u;
-      const unsigned int v4633 = v4632 + v4626;
-      out[v4633] = v4627;
-    }
-    const unsigned int v4635 = v46 + v8212;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4636 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4637 = v583.x[16];
-    const float v4638 = v4637 * v4636;
-    const bool v4639 = v4635 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4639) {
-      const unsigned int v4642 = 128u + v8211;
-      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4645 = v11 + v4635;
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v26;
-      const unsigned int v4648 = v4647 << 8u;
-      const unsigned int v4649 = v4648 + v4642;
-      out[v4649] = v4643;
-    }
-    const unsigned int v4651 = v46 + v8217;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4652 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4653 = v583.x[17];
-    const float v4654 = v4653 * v4652;
-    const bool v4655 = v4651 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4655) {
-      const unsigned int v4658 = 128u + v8216;
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4661 = v11 + v4651;
-      const unsigned int v4662 = v4661 * v1;
-      const unsigned int v4663 = v4662 + v26;
-      const unsigned int v4664 = v4663 << 8u;
-      const unsigned int v4665 = v4664 + v4658;
-      out[v4665] = v4659;
-    }
-    const unsigned int v4667 = v46 + v8222;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4668 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4669 = v583.x[18];
-    const float v4670 = v4669 * v4668;
-    const bool v4671 = v4667 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4671) {
-      const unsigned int v4674 = 128u + v8221;
-      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4677 = v11 + v4667;
-      const unsigned int v4678 = v4677 * v1;
-      const unsigned int v4679 = v4678 + v26;
-      const unsigned int v4680 = v4679 << 8u;
-      const unsigned int v4681 = v4680 + v4674;
-      out[v4681] = v4675;
-    }
-    const unsigned int v4683 = v46 + v8227;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4684 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4685 = v583.x[19];
-    const float v4686 = v4685 * v4684;
-    const bool v4687 = v4683 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4687) {
-      const unsigned int v4690 = 128u + v8226;
-      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4693 = v11 + v4683;
-      const unsigned int v4694 = v4693 * v1;
-      const unsigned int v4695 = v4694 + v26;
-      const unsigned int v4696 = v4695 << 8u;
-      const unsigned int v4697 = v4696 + v4690;
-      out[v4697] = v4691;
-    }
-    const unsigned int v4699 = v46 + v8232;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4700 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4701 = v583.x[20];
-    const float v4702 = v4701 * v4700;
-    const bool v4703 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4703) {
-      const unsigned int v4706 = 128u + v8231;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4709 = v11 + v4699;
-      const unsigned int v4710 = v4709 * v1;
-      const unsigned int v4711 = v4710 + v26;
-      const unsigned int v4712 = v4711 << 8u;
-      const unsigned int v4713 = v4712 + v4706;
-      out[v4713] = v4707;
-    }
-    const unsigned int v4715 = v46 + v8237;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4716 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4717 = v583.x[21];
-    const float v4718 = v4717 * v4716;
-    const bool v4719 = v4715 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4719) {
-      const unsigned int v4722 = 128u + v8236;
-      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4725 = v11 + v4715;
-      const unsigned int v4726 = v4725 * v1;
-      const unsigned int v4727 = v4726 + v26;
-      const unsigned int v4728 = v4727 << 8u;
-      const unsigned int v4729 = v4728 + v4722;
-      out[v4729] = v4723;
-    }
-    const unsigned int v4731 = v46 + v8242;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4732 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4733 = v583.x[22];
-    const float v4734 = v4733 * v4732;
-    const bool v4735 = v4731 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4735) {
-      const unsigned int v4738 = 128u + v8241;
-      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4741 = v11 + v4731;
-      const unsigned int v4742 = v4741 * v1;
-      const unsigned int v4743 = v4742 + v26;
-      const unsigned int v4744 = v4743 << 8u;
-      const unsigned int v4745 = v4744 + v4738;
-      out[v4745] = v4739;
-    }
-    const unsigned int v4747 = v46 + v8247;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4748 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4749 = v583.x[23];
-    const float v4750 = v4749 * v4748;
-    const bool v4751 = v4747 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4751) {
-      const unsigned int v4754 = 128u + v8246;
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4757 = v11 + v4747;
-      const unsigned int v4758 = v4757 * v1;
-      const unsigned int v4759 = v4758 + v26;
-      const unsigned int v4760 = v4759 << 8u;
-      const unsigned int v4761 = v4760 + v4754;
-      out[v4761] = v4755;
-    }
-    const unsigned int v4763 = v46 + v8252;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4764 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4765 = v583.x[24];
-    const float v4766 = v4765 * v4764;
-    const bool v4767 = v4763 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4767) {
-      const unsigned int v4770 = 128u + v8251;
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4773 = v11 + v4763;
-      const unsigned int v4774 = v4773 * v1;
-      const unsigned int v4775 = v4774 + v26;
-      const unsigned int v4776 = v4775 << 8u;
-      const unsigned int v4777 = v4776 + v4770;
-      out[v4777] = v4771;
-    }
-    const unsigned int v4779 = v46 + v8257;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4780 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4781 = v583.x[25];
-    const float v4782 = v4781 * v4780;
-    const bool v4783 = v4779 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4783) {
-      const unsigned int v4786 = 128u + v8256;
-      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4789 = v11 + v4779;
-      const unsigned int v4790 = v4789 * v1;
-      const unsigned int v4791 = v4790 + v26;
-      const unsigned int v4792 = v4791 << 8u;
-      const unsigned int v4793 = v4792 + v4786;
-      out[v4793] = v4787;
-    }
-    const unsigned int v4795 = v46 + v8262;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4796 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4797 = v583.x[26];
-    const float v4798 = v4797 * v4796;
-    const bool v4799 = v4795 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4799) {
-      const unsigned int v4802 = 128u + v8261;
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4805 = v11 + v4795;
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v26;
-      const unsigned int v4808 = v4807 << 8u;
-      const unsigned int v4809 = v4808 + v4802;
-      out[v4809] = v4803;
-    }
-    const unsigned int v4811 = v46 + v8267;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4812 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4813 = v583.x[27];
-    const float v4814 = v4813 * v4812;
-    const bool v4815 = v4811 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4815) {
-      const unsigned int v4818 = 128u + v8266;
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4821 = v11 + v4811;
-      const unsigned int v4822 = v4821 * v1;
-      const unsigned int v4823 = v4822 + v26;
-      const unsigned int v4824 = v4823 << 8u;
-      const unsigned int v4825 = v4824 + v4818;
-      out[v4825] = v4819;
-    }
-    const unsigned int v4827 = v46 + v8272;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4828 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4829 = v583.x[28];
-    const float v4830 = v4829 * v4828;
-    const bool v4831 = v4827 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4831) {
-      const unsigned int v4834 = 128u + v8271;
-      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4837 = v11 + v4827;
-      const unsigned int v4838 = v4837 * v1;
-      const unsigned int v4839 = v4838 + v26;
-      const unsigned int v4840 = v4839 << 8u;
-      const unsigned int v4841 = v4840 + v4834;
-      out[v4841] = v4835;
-    }
-    const unsigned int v4843 = v46 + v8277;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4844 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4845 = v583.x[29];
-    const float v4846 = v4845 * v4844;
-    const bool v4847 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4847) {
-      const unsigned int v4850 = 128u + v8276;
-      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4853 = v11 + v4843;
-      const unsigned int v4854 = v4853 * v1;
-      const unsigned int v4855 = v4854 + v26;
-      const unsigned int v4856 = v4855 << 8u;
-      const unsigned int v4857 = v4856 + v4850;
-      out[v4857] = v4851;
-    }
-    const unsigned int v4859 = v46 + v8282;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4860 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4861 = v583.x[30];
-    const float v4862 = v4861 * v4860;
-    const bool v4863 = v4859 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4863) {
-      const unsigned int v4866 = 128u + v8281;
-      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4869 = v11 + v4859;
-      const unsigned int v4870 = v4869 * v1;
-      const unsigned int v4871 = v4870 + v26;
-      const unsigned int v4872 = v4871 << 8u;
-      const unsigned int v4873 = v4872 + v4866;
-      out[v4873] = v4867;
-    }
-    const unsigned int v4875 = v46 + v8287;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4876 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4877 = v583.x[31];
-    const float v4878 = v4877 * v4876;
-    const bool v4879 = v4875 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4879) {
-      const unsigned int v4882 = 128u + v8286;
-      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4885 = v11 + v4875;
-      const unsigned int v4886 = v4885 * v1;
-      const unsigned int v4887 = v4886 + v26;
-      const unsigned int v4888 = v4887 << 8u;
-      const unsigned int v4889 = v4888 + v4882;
-      out[v4889] = v4883;
-    }
-    const unsigned int v4891 = v46 + v8292;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4892 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4893 = v585.x[0];
-    const float v4894 = v4893 * v4892;
-    const bool v4895 = v4891 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4895) {
-      const unsigned int v4898 = 192u + v8291;
-      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4901 = v11 + v4891;
-      const unsigned int v4902 = v4901 * v1;
-      const unsigned int v4903 = v4902 + v26;
-      const unsigned int v4904 = v4903 << 8u;
-      const unsigned int v4905 = v4904 + v4898;
-      out[v4905] = v4899;
-    }
-    const unsigned int v4907 = v46 + v8297;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4908 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4909 = v585.x[1];
-    const float v4910 = v4909 * v4908;
-    const bool v4911 = v4907 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4911) {
-      const unsigned int v4914 = 192u + v8296;
-      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4917 = v11 + v4907;
-      const unsigned int v4918 = v4917 * v1;
-      const unsigned int v4919 = v4918 + v26;
-      const unsigned int v4920 = v4919 << 8u;
-      const unsigned int v4921 = v4920 + v4914;
-      out[v4921] = v4915;
-    }
-    const unsigned int v4923 = v46 + v8302;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4924 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4925 = v585.x[2];
-    const float v4926 = v4925 * v4924;
-    const bool v4927 = v4923 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4927) {
-      const unsigned int v4930 = 192u + v8301;
-      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4933 = v11 + v4923;
-      const unsigned int v4934 = v4933 * v1;
-      const unsigned int v4935 = v4934 + v26;
-      const unsigned int v4936 = v4935 << 8u;
-      const unsigned int v4937 = v4936 + v4930;
-      out[v4937] = v4931;
-    }
-    const unsigned int v4939 = v46 + v8307;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4940 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4941 = v585.x[3];
-    const float v4942 = v4941 * v4940;
-    const bool v4943 = v4939 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4943) {
-      const unsigned int v4946 = 192u + v8306;
-      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4949 = v11 + v4939;
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v26;
-      const unsigned int v4952 = v4951 << 8u;
-      const unsigned int v4953 = v4952 + v4946;
-      out[v4953] = v4947;
-    }
-    const unsigned int v4955 = v46 + v8312;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4956 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4957 = v585.x[4];
-    const float v4958 = v4957 * v4956;
-    const bool v4959 = v4955 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4959) {
-      const unsigned int v4962 = 192u + v8311;
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4965 = v11 + v4955;
-      const unsigned int v4966 = v4965 * v1;
-      const unsigned int v4967 = v4966 + v26;
-      const unsigned int v4968 = v4967 << 8u;
-      const unsigned int v4969 = v4968 + v4962;
-      out[v4969] = v4963;
-    }
-    const unsigned int v4971 = v46 + v8317;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4972 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4973 = v585.x[5];
-    const float v4974 = v4973 * v4972;
-    const bool v4975 = v4971 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4975) {
-      const unsigned int v4978 = 192u + v8316;
-      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4981 = v11 + v4971;
-      const unsigned int v4982 = v4981 * v1;
-      const unsigned int v4983 = v4982 + v26;
-      const unsigned int v4984 = v4983 << 8u;
-      const unsigned int v4985 = v4984 + v4978;
-      out[v4985] = v4979;
-    }
-    const unsigned int v4987 = v46 + v8322;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4988 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4989 = v585.x[6];
-    const float v4990 = v4989 * v4988;
-    const bool v4991 = v4987 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4991) {
-      const unsigned int v4994 = 192u + v8321;
-      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4997 = v11 + v4987;
-      const unsigned int v4998 = v4997 * v1;
-      const unsigned int v4999 = v4998 + v26;
-      const unsigned int v5000 = v4999 << 8u;
-      const unsigned int v5001 = v5000 + v4994;
-      out[v5001] = v4995;
-    }
-    const unsigned int v5003 = v46 + v8327;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5004 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5005 = v585.x[7];
-    const float v5006 = v5005 * v5004;
-    const bool v5007 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5007) {
-      const unsigned int v5010 = 192u + v8326;
-      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5013 = v11 + v5003;
-      const unsigned int v5014 = v5013 * v1;
-      const unsigned int v5015 = v5014 + v26;
-      const unsigned int v5016 = v5015 << 8u;
-      const unsigned int v5017 = v5016 + v5010;
-      out[v5017] = v5011;
-    }
-    const unsigned int v5019 = v46 + v8332;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5020 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5021 = v585.x[8];
-    const float v5022 = v5021 * v5020;
-    const bool v5023 = v5019 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5023) {
-      const unsigned int v5026 = 192u + v8331;
-      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5029 = v11 + v5019;
-      const unsigned int v5030 = v5029 * v1;
-      const unsigned int v5031 = v5030 + v26;
-      const unsigned int v5032 = v5031 << 8u;
-      const unsigned int v5033 = v5032 + v5026;
-      out[v5033] = v5027;
-    }
-    const unsigned int v5035 = v46 + v8337;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5036 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5037 = v585.x[9];
-    const float v5038 = v5037 * v5036;
-    const bool v5039 = v5035 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5039) {
-      const unsigned int v5042 = 192u + v8336;
-      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5045 = v11 + v5035;
-      const unsigned int v5046 = v5045 * v1;
-      const unsigned int v5047 = v5046 + v26;
-      const unsigned int v5048 = v5047 << 8u;
-      const unsigned int v5049 = v5048 + v5042;
-      out[v5049] = v5043;
-    }
-    const unsigned int v5051 = v46 + v8342;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5052 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5053 = v585.x[10];
-    const float v5054 = v5053 * v5052;
-    const bool v5055 = v5051 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5055) {
-      const unsigned int v5058 = 192u + v8341;
-      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5061 = v11 + v5051;
-      const unsigned int v5062 = v5061 * v1;
-      const unsigned int v5063 = v5062 + v26;
-      const unsigned int v5064 = v5063 << 8u;
-      const unsigned int v5065 = v5064 + v5058;
-      out[v5065] = v5059;
-    }
-    const unsigned int v5067 = v46 + v8347;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5068 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5069 = v585.x[11];
-    const float v5070 = v5069 * v5068;
-    const bool v5071 = v5067 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5071) {
-      const unsigned int v5074 = 192u + v8346;
-      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5077 = v11 + v5067;
-      const unsigned int v5078 = v5077 * v1;
-      const unsigned int v5079 = v5078 + v26;
-      const unsigned int v5080 = v5079 << 8u;
-      const unsigned int v5081 = v5080 + v5074;
-      out[v5081] = v5075;
-    }
-    const unsigned int v5083 = v46 + v8352;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5084 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5085 = v585.x[12];
-    const float v5086 = v5085 * v5084;
-    const bool v5087 = v5083 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5087) {
-      const unsigned int v5090 = 192u + v8351;
-      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5093 = v11 + v5083;
-      const unsigned int v5094 = v5093 * v1;
-      const unsigned int v5095 = v5094 + v26;
-      const unsigned int v5096 = v5095 << 8u;
-      const unsigned int v5097 = v5096 + v5090;
-      out[v5097] = v5091;
-    }
-    const unsigned int v5099 = v46 + v8357;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5100 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5101 = v585.x[13];
-    const float v5102 = v5101 * v5100;
-    const bool v5103 = v5099 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5103) {
-      const unsigned int v5106 = 192u + v8356;
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5109 = v11 + v5099;
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v26;
-      const unsigned int v5112 = v5111 << 8u;
-      const unsigned int v5113 = v5112 + v5106;
-      out[v5113] = v5107;
-    }
-    const unsigned int v5115 = v46 + v8362;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5116 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5117 = v585.x[14];
-    const float v5118 = v5117 * v5116;
-    const bool v5119 = v5115 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5119) {
-      const unsigned int v5122 = 192u + v8361;
-      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5125 = v11 + v5115;
-      const unsigned int v5126 = v5125 * v1;
-      const unsigned int v5127 = v5126 + v26;
-      const unsigned int v5128 = v5127 << 8u;
-      const unsigned int v5129 = v5128 + v5122;
-      out[v5129] = v5123;
-    }
-    const unsigned int v5131 = v46 + v8367;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5132 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5133 = v585.x[15];
-    const float v5134 = v5133 * v5132;
-    const bool v5135 = v5131 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5135) {
-      const unsigned int v5138 = 192u + v8366;
-      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5141 = v11 + v5131;
-      const unsigned int v5142 = v5141 * v1;
-      const unsigned int v5143 = v5142 + v26;
-      const unsigned int v5144 = v5143 << 8u;
-      const unsigned int v5145 = v5144 + v5138;
-      out[v5145] = v5139;
-    }
-    const unsigned int v5147 = v46 + v8372;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5148 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5149 = v585.x[16];
-    const float v5150 = v5149 * v5148;
-    const bool v5151 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5151) {
-      const unsigned int v5154 = 192u + v8371;
-      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5157 = v11 + v5147;
-      const unsigned int v5158 = v5157 * v1;
-      const unsigned int v5159 = v5158 + v26;
-      const unsigned int v5160 = v5159 << 8u;
-      const unsigned int v5161 = v5160 + v5154;
-      out[v5161] = v5155;
-    }
-    const unsigned int v5163 = v46 + v8377;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5164 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5165 = v585.x[17];
-    const float v5166 = v5165 * v5164;
-    const bool v5167 = v5163 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5167) {
-      const unsigned int v5170 = 192u + v8376;
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5173 = v11 + v5163;
-      const unsigned int v5174 = v5173 * v1;
-      const unsigned int v5175 = v5174 + v26;
-      const unsigned int v5176 = v5175 << 8u;
-      const unsigned int v5177 = v5176 + v5170;
-      out[v5177] = v5171;
-    }
-    const unsigned int v5179 = v46 + v8382;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5180 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5181 = v585.x[18];
-    const float v5182 = v5181 * v5180;
-    const bool v5183 = v5179 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5183) {
-      const unsigned int v5186 = 192u + v8381;
-      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5189 = v11 + v5179;
-      const unsigned int v5190 = v5189 * v1;
-      const unsigned int v5191 = v5190 + v26;
-      const unsigned int v5192 = v5191 << 8u;
-      const unsigned int v5193 = v5192 + v5186;
-      out[v5193] = v5187;
-    }
-    const unsigned int v5195 = v46 + v8387;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5196 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5197 = v585.x[19];
-    const float v5198 = v5197 * v5196;
-    const bool v5199 = v5195 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5199) {
-      const unsigned int v5202 = 192u + v8386;
-      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5205 = v11 + v5195;
-      const unsigned int v5206 = v5205 * v1;
-      const unsigned int v5207 = v5206 + v26;
-      const unsigned int v5208 = v5207 << 8u;
-      const unsigned int v5209 = v5208 + v5202;
-      out[v5209] = v5203;
-    }
-    const unsigned int v5211 = v46 + v8392;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5212 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5213 = v585.x[20];
-    const float v5214 = v5213 * v5212;
-    const bool v5215 = v5211 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5215) {
-      const unsigned int v5218 = 192u + v8391;
-      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5221 = v11 + v5211;
-      const unsigned int v5222 = v5221 * v1;
-      const unsigned int v5223 = v5222 + v26;
-      const unsigned int v5224 = v5223 << 8u;
-      const unsigned int v5225 = v5224 + v5218;
-      out[v5225] = v5219;
-    }
-    const unsigned int v5227 = v46 + v8397;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5228 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5229 = v585.x[21];
-    const float v5230 = v5229 * v5228;
-    const bool v5231 = v5227 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5231) {
-      const unsigned int v5234 = 192u + v8396;
-      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5237 = v11 + v5227;
-      const unsigned int v5238 = v5237 * v1;
-      const unsigned int v5239 = v5238 + v26;
-      const unsigned int v5240 = v5239 << 8u;
-      const unsigned int v5241 = v5240 + v5234;
-      out[v5241] = v5235;
-    }
-    const unsigned int v5243 = v46 + v8402;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5244 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5245 = v585.x[22];
-    const float v5246 = v5245 * v5244;
-    const bool v5247 = v5243 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5247) {
-      const unsigned int v5250 = 192u + v8401;
-      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5253 = v11 + v5243;
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v26;
-      const unsigned int v5256 = v5255 << 8u;
-      const unsigned int v5257 = v5256 + v5250;
-      out[v5257] = v5251;
-    }
-    const unsigned int v5259 = v46 + v8407;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5260 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5261 = v585.x[23];
-    const float v5262 = v5261 * v5260;
-    const bool v5263 = v5259 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5263) {
-      const unsigned int v5266 = 192u + v8406;
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5269 = v11 + v5259;
-      const unsigned int v5270 = v5269 * v1;
-      const unsigned int v5271 = v5270 + v26;
-      const unsigned int v5272 = v5271 << 8u;
-      const unsigned int v5273 = v5272 + v5266;
-      out[v5273] = v5267;
-    }
-    const unsigned int v5275 = v46 + v8412;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5276 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5277 = v585.x[24];
-    const float v5278 = v5277 * v5276;
-    const bool v5279 = v5275 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5279) {
-      const unsigned int v5282 = 192u + v8411;
-      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5285 = v11 + v5275;
-      const unsigned int v5286 = v5285 * v1;
-      const unsigned int v5287 = v5286 + v26;
-      const unsigned int v5288 = v5287 << 8u;
-      const unsigned int v5289 = v5288 + v5282;
-      out[v5289] = v5283;
-    }
-    const unsigned int v5291 = v46 + v8417;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5292 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5293 = v585.x[25];
-    const float v5294 = v5293 * v5292;
-    const bool v5295 = v5291 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5295) {
-      const unsigned int v5298 = 192u + v8416;
-      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5301 = v11 + v5291;
-      const unsigned int v5302 = v5301 * v1;
-      const unsigned int v5303 = v5302 + v26;
-      const unsigned int v5304 = v5303 << 8u;
-      const unsigned int v5305 = v5304 + v5298;
-      out[v5305] = v5299;
-    }
-    const unsigned int v5307 = v46 + v8422;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5308 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5309 = v585.x[26];
-    const float v5310 = v5309 * v5308;
-    const bool v5311 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5311) {
-      const unsigned int v5314 = 192u + v8421;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5317 = v11 + v5307;
-      const unsigned int v5318 = v5317 * v1;
-      const unsigned int v5319 = v5318 + v26;
-      const unsigned int v5320 = v5319 << 8u;
-      const unsigned int v5321 = v5320 + v5314;
-      out[v5321] = v5315;
-    }
-    const unsigned int v5323 = v46 + v8427;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5324 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5325 = v585.x[27];
-    const float v5326 = v5325 * v5324;
-    const bool v5327 = v5323 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5327) {
-      const unsigned int v5330 = 192u + v8426;
-      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5333 = v11 + v5323;
-      const unsigned int v5334 = v5333 * v1;
-      const unsigned int v5335 = v5334 + v26;
-      const unsigned int v5336 = v5335 << 8u;
-      const unsigned int v5337 = v5336 + v5330;
-      out[v5337] = v5331;
-    }
-    const unsigned int v5339 = v46 + v8432;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5340 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5341 = v585.x[28];
-    const float v5342 = v5341 * v5340;
-    const bool v5343 = v5339 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5343) {
-      const unsigned int v5346 = 192u + v8431;
-      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5349 = v11 + v5339;
-      const unsigned int v5350 = v5349 * v1;
-      const unsigned int v5351 = v5350 + v26;
-      const unsigned int v5352 = v5351 << 8u;
-      const unsigned int v5353 = v5352 + v5346;
-      out[v5353] = v5347;
-    }
-    const unsigned int v5355 = v46 + v8437;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5357 = v585.x[29];
-    const float v5358 = v5357 * v5356;
-    const bool v5359 = v5355 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5359) {
-      const unsigned int v5362 = 192u + v8436;
-      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5365 = v11 + v5355;
-      const unsigned int v5366 = v5365 * v1;
-      const unsigned int v5367 = v5366 + v26;
-      const unsigned int v5368 = v5367 << 8u;
-      const unsigned int v5369 = v5368 + v5362;
-      out[v5369] = v5363;
-    }
-    const unsigned int v5371 = v46 + v8442;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5372 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5373 = v585.x[30];
-    const float v5374 = v5373 * v5372;
-    const bool v5375 = v5371 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5375) {
-      const unsigned int v5378 = 192u + v8441;
-      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5381 = v11 + v5371;
-      const unsigned int v5382 = v5381 * v1;
-      const unsigned int v5383 = v5382 + v26;
-      const unsigned int v5384 = v5383 << 8u;
-      const unsigned int v5385 = v5384 + v5378;
-      out[v5385] = v5379;
-    }
-    const unsigned int v5387 = v46 + v8447;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5389 = v585.x[31];
-    const float v5390 = v5389 * v5388;
-    const bool v5391 = v5387 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5391) {
-      const unsigned int v5394 = 192u + v8446;
-      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5397 = v11 + v5387;
-      const unsigned int v5398 = v5397 * v1;
-      const unsigned int v5399 = v5398 + v26;
-      const unsigned int v5400 = v5399 << 8u;
-      const unsigned int v5401 = v5400 + v5394;
-      out[v5401] = v5395;
+    const float v3001 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3003;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3003, 0.0f);
+    const float v3007 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3008 = fmaxf(v3007, v3001);
+    const bool v3011 = v3008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3012 = v3011 ? 0.0f : v3008;
+    v3003.x[0] = v3012;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3016 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3017 = fmaxf(v3016, v3001);
+    const bool v3020 = v3017 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3021 = v3020 ? 0.0f : v3017;
+    v3003.x[1] = v3021;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3025 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3026 = fmaxf(v3025, v3001);
+    const bool v3029 = v3026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3030 = v3029 ? 0.0f : v3026;
+    v3003.x[2] = v3030;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3034 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3035 = fmaxf(v3034, v3001);
+    const bool v3038 = v3035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3039 = v3038 ? 0.0f : v3035;
+    v3003.x[3] = v3039;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3041;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3041, 0.0f);
+    const float v3045 = v3003.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3046 = v3001 - v3045;
+    const float v3047 = exp2f(v3046);
+    const float v3050 = v3007 - v3045;
+    const float v3051 = exp2f(v3050);
+    const float v3052 = v577.x[0];
+    const float v3053 = v3052 * v3051;
+    const float v3054 = v3053 + v3047;
+    v3041.x[0] = v3054;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3058 = v3003.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3059 = v3001 - v3058;
+    const float v3060 = exp2f(v3059);
+    const float v3063 = v3016 - v3058;
+    const float v3064 = exp2f(v3063);
+    const float v3065 = v577.x[1];
+    const float v3066 = v3065 * v3064;
+    const float v3067 = v3066 + v3060;
+    v3041.x[1] = v3067;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3071 = v3003.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3072 = v3001 - v3071;
+    const float v3073 = exp2f(v3072);
+    const float v3076 = v3025 - v3071;
+    const float v3077 = exp2f(v3076);
+    const float v3078 = v577.x[2];
+    const float v3079 = v3078 * v3077;
+    const float v3080 = v3079 + v3073;
+    v3041.x[2] = v3080;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3084 = v3003.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3085 = v3001 - v3084;
+    const float v3086 = exp2f(v3085);
+    const float v3089 = v3034 - v3084;
+    const float v3090 = exp2f(v3089);
+    const float v3091 = v577.x[3];
+    const float v3092 = v3091 * v3090;
+    const float v3093 = v3092 + v3086;
+    v3041.x[3] = v3093;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3095;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3095, 0.0f);
+    const float v3099 = v3041.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3105 = v3051 / v3099;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3107 = v3099 > 0.0f;
+    const float v3108 = v3107 ? v3105 : 0.0f;
+    v3095.x[0] = v3108;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3112 = v3041.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3118 = v3064 / v3112;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3120 = v3112 > 0.0f;
+    const float v3121 = v3120 ? v3118 : 0.0f;
+    v3095.x[1] = v3121;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3125 = v3041.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3131 = v3077 / v3125;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3133 = v3125 > 0.0f;
+    const float v3134 = v3133 ? v3131 : 0.0f;
+    v3095.x[2] = v3134;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3138 = v3041.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3144 = v3090 / v3138;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3146 = v3138 > 0.0f;
+    const float v3147 = v3146 ? v3144 : 0.0f;
+    v3095.x[3] = v3147;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3149 = v46 + v7400;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3150 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3151 = v579.x[0];
+    const float v3152 = v3151 * v3150;
+    const bool v3153 = v3149 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3153) {
+      const iron_bf16 v3157 = iron_f32_to_bf16(v3152);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3159 = v11 + v3149;
+      const unsigned int v3160 = v3159 * v1;
+      const unsigned int v3161 = v3160 + v26;
+      const unsigned int v3162 = v3161 << 8u;
+      const unsigned int v3163 = v3162 + v7399;
+      out[v3163] = v3157;
+    }
+    const unsigned int v3165 = v46 + v7405;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3166 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3167 = v579.x[1];
+    const float v3168 = v3167 * v3166;
+    const bool v3169 = v3165 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3169) {
+      const iron_bf16 v3173 = iron_f32_to_bf16(v3168);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3175 = v11 + v3165;
+      const unsigned int v3176 = v3175 * v1;
+      const unsigned int v3177 = v3176 + v26;
+      const unsigned int v3178 = v3177 << 8u;
+      const unsigned int v3179 = v3178 + v7404;
+      out[v3179] = v3173;
+    }
+    const unsigned int v3181 = v46 + v7410;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3182 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3183 = v579.x[2];
+    const float v3184 = v3183 * v3182;
+    const bool v3185 = v3181 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3185) {
+      const iron_bf16 v3189 = iron_f32_to_bf16(v3184);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3191 = v11 + v3181;
+      const unsigned int v3192 = v3191 * v1;
+      const unsigned int v3193 = v3192 + v26;
+      const unsigned int v3194 = v3193 << 8u;
+      const unsigned int v3195 = v3194 + v7409;
+      out[v3195] = v3189;
+    }
+    const unsigned int v3197 = v46 + v7415;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3198 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3199 = v579.x[3];
+    const float v3200 = v3199 * v3198;
+    const bool v3201 = v3197 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3201) {
+      const iron_bf16 v3205 = iron_f32_to_bf16(v3200);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3207 = v11 + v3197;
+      const unsigned int v3208 = v3207 * v1;
+      const unsigned int v3209 = v3208 + v26;
+      const unsigned int v3210 = v3209 << 8u;
+      const unsigned int v3211 = v3210 + v7414;
+      out[v3211] = v3205;
+    }
+    const unsigned int v3213 = v46 + v7420;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3214 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3215 = v579.x[4];
+    const float v3216 = v3215 * v3214;
+    const bool v3217 = v3213 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3217) {
+      const iron_bf16 v3221 = iron_f32_to_bf16(v3216);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3223 = v11 + v3213;
+      const unsigned int v3224 = v3223 * v1;
+      const unsigned int v3225 = v3224 + v26;
+      const unsigned int v3226 = v3225 << 8u;
+      const unsigned int v3227 = v3226 + v7419;
+      out[v3227] = v3221;
+    }
+    const unsigned int v3229 = v46 + v7425;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3230 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3231 = v579.x[5];
+    const float v3232 = v3231 * v3230;
+    const bool v3233 = v3229 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3233) {
+      const iron_bf16 v3237 = iron_f32_to_bf16(v3232);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3239 = v11 + v3229;
+      const unsigned int v3240 = v3239 * v1;
+      const unsigned int v3241 = v3240 + v26;
+      const unsigned int v3242 = v3241 << 8u;
+      const unsigned int v3243 = v3242 + v7424;
+      out[v3243] = v3237;
+    }
+    const unsigned int v3245 = v46 + v7430;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3246 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3247 = v579.x[6];
+    const float v3248 = v3247 * v3246;
+    const bool v3249 = v3245 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3249) {
+      const iron_bf16 v3253 = iron_f32_to_bf16(v3248);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3255 = v11 + v3245;
+      const unsigned int v3256 = v3255 * v1;
+      const unsigned int v3257 = v3256 + v26;
+      const unsigned int v3258 = v3257 << 8u;
+      const unsigned int v3259 = v3258 + v7429;
+      out[v3259] = v3253;
+    }
+    const unsigned int v3261 = v46 + v7435;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3262 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3263 = v579.x[7];
+    const float v3264 = v3263 * v3262;
+    const bool v3265 = v3261 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3265) {
+      const iron_bf16 v3269 = iron_f32_to_bf16(v3264);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3271 = v11 + v3261;
+      const unsigned int v3272 = v3271 * v1;
+      const unsigned int v3273 = v3272 + v26;
+      const unsigned int v3274 = v3273 << 8u;
+      const unsigned int v3275 = v3274 + v7434;
+      out[v3275] = v3269;
+    }
+    const unsigned int v3277 = v46 + v7440;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3278 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3279 = v579.x[8];
+    const float v3280 = v3279 * v3278;
+    const bool v3281 = v3277 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3281) {
+      const iron_bf16 v3285 = iron_f32_to_bf16(v3280);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3287 = v11 + v3277;
+      const unsigned int v3288 = v3287 * v1;
+      const unsigned int v3289 = v3288 + v26;
+      const unsigned int v3290 = v3289 << 8u;
+      const unsigned int v3291 = v3290 + v7439;
+      out[v3291] = v3285;
+    }
+    const unsigned int v3293 = v46 + v7445;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3294 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3295 = v579.x[9];
+    const float v3296 = v3295 * v3294;
+    const bool v3297 = v3293 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3297) {
+      const iron_bf16 v3301 = iron_f32_to_bf16(v3296);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3303 = v11 + v3293;
+      const unsigned int v3304 = v3303 * v1;
+      const unsigned int v3305 = v3304 + v26;
+      const unsigned int v3306 = v3305 << 8u;
+      const unsigned int v3307 = v3306 + v7444;
+      out[v3307] = v3301;
+    }
+    const unsigned int v3309 = v46 + v7450;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3310 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3311 = v579.x[10];
+    const float v3312 = v3311 * v3310;
+    const bool v3313 = v3309 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3313) {
+      const iron_bf16 v3317 = iron_f32_to_bf16(v3312);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3319 = v11 + v3309;
+      const unsigned int v3320 = v3319 * v1;
+      const unsigned int v3321 = v3320 + v26;
+      const unsigned int v3322 = v3321 << 8u;
+      const unsigned int v3323 = v3322 + v7449;
+      out[v3323] = v3317;
+    }
+    const unsigned int v3325 = v46 + v7455;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3326 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3327 = v579.x[11];
+    const float v3328 = v3327 * v3326;
+    const bool v3329 = v3325 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3329) {
+      const iron_bf16 v3333 = iron_f32_to_bf16(v3328);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3335 = v11 + v3325;
+      const unsigned int v3336 = v3335 * v1;
+      const unsigned int v3337 = v3336 + v26;
+      const unsigned int v3338 = v3337 << 8u;
+      const unsigned int v3339 = v3338 + v7454;
+      out[v3339] = v3333;
+    }
+    const unsigned int v3341 = v46 + v7460;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3342 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3343 = v579.x[12];
+    const float v3344 = v3343 * v3342;
+    const bool v3345 = v3341 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3345) {
+      const iron_bf16 v3349 = iron_f32_to_bf16(v3344);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3351 = v11 + v3341;
+      const unsigned int v3352 = v3351 * v1;
+      const unsigned int v3353 = v3352 + v26;
+      const unsigned int v3354 = v3353 << 8u;
+      const unsigned int v3355 = v3354 + v7459;
+      out[v3355] = v3349;
+    }
+    const unsigned int v3357 = v46 + v7465;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3358 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3359 = v579.x[13];
+    const float v3360 = v3359 * v3358;
+    const bool v3361 = v3357 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3361) {
+      const iron_bf16 v3365 = iron_f32_to_bf16(v3360);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3367 = v11 + v3357;
+      const unsigned int v3368 = v3367 * v1;
+      const unsigned int v3369 = v3368 + v26;
+      const unsigned int v3370 = v3369 << 8u;
+      const unsigned int v3371 = v3370 + v7464;
+      out[v3371] = v3365;
+    }
+    const unsigned int v3373 = v46 + v7470;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3374 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3375 = v579.x[14];
+    const float v3376 = v3375 * v3374;
+    const bool v3377 = v3373 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3377) {
+      const iron_bf16 v3381 = iron_f32_to_bf16(v3376);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3383 = v11 + v3373;
+      const unsigned int v3384 = v3383 * v1;
+      const unsigned int v3385 = v3384 + v26;
+      const unsigned int v3386 = v3385 << 8u;
+      const unsigned int v3387 = v3386 + v7469;
+      out[v3387] = v3381;
+    }
+    const unsigned int v3389 = v46 + v7475;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3390 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3391 = v579.x[15];
+    const float v3392 = v3391 * v3390;
+    const bool v3393 = v3389 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3393) {
+      const iron_bf16 v3397 = iron_f32_to_bf16(v3392);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3399 = v11 + v3389;
+      const unsigned int v3400 = v3399 * v1;
+      const unsigned int v3401 = v3400 + v26;
+      const unsigned int v3402 = v3401 << 8u;
+      const unsigned int v3403 = v3402 + v7474;
+      out[v3403] = v3397;
+    }
+    const unsigned int v3405 = v46 + v7480;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3406 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3407 = v579.x[16];
+    const float v3408 = v3407 * v3406;
+    const bool v3409 = v3405 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3409) {
+      const iron_bf16 v3413 = iron_f32_to_bf16(v3408);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3415 = v11 + v3405;
+      const unsigned int v3416 = v3415 * v1;
+      const unsigned int v3417 = v3416 + v26;
+      const unsigned int v3418 = v3417 << 8u;
+      const unsigned int v3419 = v3418 + v7479;
+      out[v3419] = v3413;
+    }
+    const unsigned int v3421 = v46 + v7485;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3422 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3423 = v579.x[17];
+    const float v3424 = v3423 * v3422;
+    const bool v3425 = v3421 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3425) {
+      const iron_bf16 v3429 = iron_f32_to_bf16(v3424);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3431 = v11 + v3421;
+      const unsigned int v3432 = v3431 * v1;
+      const unsigned int v3433 = v3432 + v26;
+      const unsigned int v3434 = v3433 << 8u;
+      const unsigned int v3435 = v3434 + v7484;
+      out[v3435] = v3429;
+    }
+    const unsigned int v3437 = v46 + v7490;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3438 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3439 = v579.x[18];
+    const float v3440 = v3439 * v3438;
+    const bool v3441 = v3437 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3441) {
+      const iron_bf16 v3445 = iron_f32_to_bf16(v3440);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3447 = v11 + v3437;
+      const unsigned int v3448 = v3447 * v1;
+      const unsigned int v3449 = v3448 + v26;
+      const unsigned int v3450 = v3449 << 8u;
+      const unsigned int v3451 = v3450 + v7489;
+      out[v3451] = v3445;
+    }
+    const unsigned int v3453 = v46 + v7495;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3454 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3455 = v579.x[19];
+    const float v3456 = v3455 * v3454;
+    const bool v3457 = v3453 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3457) {
+      const iron_bf16 v3461 = iron_f32_to_bf16(v3456);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3463 = v11 + v3453;
+      const unsigned int v3464 = v3463 * v1;
+      const unsigned int v3465 = v3464 + v26;
+      const unsigned int v3466 = v3465 << 8u;
+      const unsigned int v3467 = v3466 + v7494;
+      out[v3467] = v3461;
+    }
+    const unsigned int v3469 = v46 + v7500;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3470 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3471 = v579.x[20];
+    const float v3472 = v3471 * v3470;
+    const bool v3473 = v3469 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3473) {
+      const iron_bf16 v3477 = iron_f32_to_bf16(v3472);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3479 = v11 + v3469;
+      const unsigned int v3480 = v3479 * v1;
+      const unsigned int v3481 = v3480 + v26;
+      const unsigned int v3482 = v3481 << 8u;
+      const unsigned int v3483 = v3482 + v7499;
+      out[v3483] = v3477;
+    }
+    const unsigned int v3485 = v46 + v7505;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3486 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3487 = v579.x[21];
+    const float v3488 = v3487 * v3486;
+    const bool v3489 = v3485 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3489) {
+      const iron_bf16 v3493 = iron_f32_to_bf16(v3488);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3495 = v11 + v3485;
+      const unsigned int v3496 = v3495 * v1;
+      const unsigned int v3497 = v3496 + v26;
+      const unsigned int v3498 = v3497 << 8u;
+      const unsigned int v3499 = v3498 + v7504;
+      out[v3499] = v3493;
+    }
+    const unsigned int v3501 = v46 + v7510;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3502 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3503 = v579.x[22];
+    const float v3504 = v3503 * v3502;
+    const bool v3505 = v3501 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3505) {
+      const iron_bf16 v3509 = iron_f32_to_bf16(v3504);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3511 = v11 + v3501;
+      const unsigned int v3512 = v3511 * v1;
+      const unsigned int v3513 = v3512 + v26;
+      const unsigned int v3514 = v3513 << 8u;
+      const unsigned int v3515 = v3514 + v7509;
+      out[v3515] = v3509;
+    }
+    const unsigned int v3517 = v46 + v7515;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3518 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3519 = v579.x[23];
+    const float v3520 = v3519 * v3518;
+    const bool v3521 = v3517 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3521) {
+      const iron_bf16 v3525 = iron_f32_to_bf16(v3520);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3527 = v11 + v3517;
+      const unsigned int v3528 = v3527 * v1;
+      const unsigned int v3529 = v3528 + v26;
+      const unsigned int v3530 = v3529 << 8u;
+      const unsigned int v3531 = v3530 + v7514;
+      out[v3531] = v3525;
+    }
+    const unsigned int v3533 = v46 + v7520;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3534 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3535 = v579.x[24];
+    const float v3536 = v3535 * v3534;
+    const bool v3537 = v3533 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3537) {
+      const iron_bf16 v3541 = iron_f32_to_bf16(v3536);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3543 = v11 + v3533;
+      const unsigned int v3544 = v3543 * v1;
+      const unsigned int v3545 = v3544 + v26;
+      const unsigned int v3546 = v3545 << 8u;
+      const unsigned int v3547 = v3546 + v7519;
+      out[v3547] = v3541;
+    }
+    const unsigned int v3549 = v46 + v7525;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3550 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3551 = v579.x[25];
+    const float v3552 = v3551 * v3550;
+    const bool v3553 = v3549 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3553) {
+      const iron_bf16 v3557 = iron_f32_to_bf16(v3552);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3559 = v11 + v3549;
+      const unsigned int v3560 = v3559 * v1;
+      const unsigned int v3561 = v3560 + v26;
+      const unsigned int v3562 = v3561 << 8u;
+      const unsigned int v3563 = v3562 + v7524;
+      out[v3563] = v3557;
+    }
+    const unsigned int v3565 = v46 + v7530;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3566 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3567 = v579.x[26];
+    const float v3568 = v3567 * v3566;
+    const bool v3569 = v3565 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3569) {
+      const iron_bf16 v3573 = iron_f32_to_bf16(v3568);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3575 = v11 + v3565;
+      const unsigned int v3576 = v3575 * v1;
+      const unsigned int v3577 = v3576 + v26;
+      const unsigned int v3578 = v3577 << 8u;
+      const unsigned int v3579 = v3578 + v7529;
+      out[v3579] = v3573;
+    }
+    const unsigned int v3581 = v46 + v7535;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3582 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3583 = v579.x[27];
+    const float v3584 = v3583 * v3582;
+    const bool v3585 = v3581 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3585) {
+      const iron_bf16 v3589 = iron_f32_to_bf16(v3584);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3591 = v11 + v3581;
+      const unsigned int v3592 = v3591 * v1;
+      const unsigned int v3593 = v3592 + v26;
+      const unsigned int v3594 = v3593 << 8u;
+      const unsigned int v3595 = v3594 + v7534;
+      out[v3595] = v3589;
+    }
+    const unsigned int v3597 = v46 + v7540;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3598 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3599 = v579.x[28];
+    const float v3600 = v3599 * v3598;
+    const bool v3601 = v3597 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3601) {
+      const iron_bf16 v3605 = iron_f32_to_bf16(v3600);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3607 = v11 + v3597;
+      const unsigned int v3608 = v3607 * v1;
+      const unsigned int v3609 = v3608 + v26;
+      const unsigned int v3610 = v3609 << 8u;
+      const unsigned int v3611 = v3610 + v7539;
+      out[v3611] = v3605;
+    }
+    const unsigned int v3613 = v46 + v7545;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3614 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3615 = v579.x[29];
+    const float v3616 = v3615 * v3614;
+    const bool v3617 = v3613 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3617) {
+      const iron_bf16 v3621 = iron_f32_to_bf16(v3616);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3623 = v11 + v3613;
+      const unsigned int v3624 = v3623 * v1;
+      const unsigned int v3625 = v3624 + v26;
+      const unsigned int v3626 = v3625 << 8u;
+      const unsigned int v3627 = v3626 + v7544;
+      out[v3627] = v3621;
+    }
+    const unsigned int v3629 = v46 + v7550;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3630 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3631 = v579.x[30];
+    const float v3632 = v3631 * v3630;
+    const bool v3633 = v3629 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3633) {
+      const iron_bf16 v3637 = iron_f32_to_bf16(v3632);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3639 = v11 + v3629;
+      const unsigned int v3640 = v3639 * v1;
+      const unsigned int v3641 = v3640 + v26;
+      const unsigned int v3642 = v3641 << 8u;
+      const unsigned int v3643 = v3642 + v7549;
+      out[v3643] = v3637;
+    }
+    const unsigned int v3645 = v46 + v7555;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3646 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3647 = v579.x[31];
+    const float v3648 = v3647 * v3646;
+    const bool v3649 = v3645 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3649) {
+      const iron_bf16 v3653 = iron_f32_to_bf16(v3648);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3655 = v11 + v3645;
+      const unsigned int v3656 = v3655 * v1;
+      const unsigned int v3657 = v3656 + v26;
+      const unsigned int v3658 = v3657 << 8u;
+      const unsigned int v3659 = v3658 + v7554;
+      out[v3659] = v3653;
+    }
+    const unsigned int v3661 = v46 + v7560;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3662 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3663 = v581.x[0];
+    const float v3664 = v3663 * v3662;
+    const bool v3665 = v3661 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3665) {
+      const unsigned int v3668 = 64u + v7559;
+      const iron_bf16 v3669 = iron_f32_to_bf16(v3664);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3671 = v11 + v3661;
+      const unsigned int v3672 = v3671 * v1;
+      const unsigned int v3673 = v3672 + v26;
+      const unsigned int v3674 = v3673 << 8u;
+      const unsigned int v3675 = v3674 + v3668;
+      out[v3675] = v3669;
+    }
+    const unsigned int v3677 = v46 + v7565;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3678 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3679 = v581.x[1];
+    const float v3680 = v3679 * v3678;
+    const bool v3681 = v3677 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3681) {
+      const unsigned int v3684 = 64u + v7564;
+      const iron_bf16 v3685 = iron_f32_to_bf16(v3680);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3687 = v11 + v3677;
+      const unsigned int v3688 = v3687 * v1;
+      const unsigned int v3689 = v3688 + v26;
+      const unsigned int v3690 = v3689 << 8u;
+      const unsigned int v3691 = v3690 + v3684;
+      out[v3691] = v3685;
+    }
+    const unsigned int v3693 = v46 + v7570;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3694 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3695 = v581.x[2];
+    const float v3696 = v3695 * v3694;
+    const bool v3697 = v3693 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3697) {
+      const unsigned int v3700 = 64u + v7569;
+      const iron_bf16 v3701 = iron_f32_to_bf16(v3696);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3703 = v11 + v3693;
+      const unsigned int v3704 = v3703 * v1;
+      const unsigned int v3705 = v3704 + v26;
+      const unsigned int v3706 = v3705 << 8u;
+      const unsigned int v3707 = v3706 + v3700;
+      out[v3707] = v3701;
+    }
+    const unsigned int v3709 = v46 + v7575;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3710 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3711 = v581.x[3];
+    const float v3712 = v3711 * v3710;
+    const bool v3713 = v3709 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3713) {
+      const unsigned int v3716 = 64u + v7574;
+      const iron_bf16 v3717 = iron_f32_to_bf16(v3712);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3719 = v11 + v3709;
+      const unsigned int v3720 = v3719 * v1;
+      const unsigned int v3721 = v3720 + v26;
+      const unsigned int v3722 = v3721 << 8u;
+      const unsigned int v3723 = v3722 + v3716;
+      out[v3723] = v3717;
+    }
+    const unsigned int v3725 = v46 + v7580;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3726 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3727 = v581.x[4];
+    const float v3728 = v3727 * v3726;
+    const bool v3729 = v3725 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3729) {
+      const unsigned int v3732 = 64u + v7579;
+      const iron_bf16 v3733 = iron_f32_to_bf16(v3728);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3735 = v11 + v3725;
+      const unsigned int v3736 = v3735 * v1;
+      const unsigned int v3737 = v3736 + v26;
+      const unsigned int v3738 = v3737 << 8u;
+      const unsigned int v3739 = v3738 + v3732;
+      out[v3739] = v3733;
+    }
+    const unsigned int v3741 = v46 + v7585;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3742 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3743 = v581.x[5];
+    const float v3744 = v3743 * v3742;
+    const bool v3745 = v3741 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3745) {
+      const unsigned int v3748 = 64u + v7584;
+      const iron_bf16 v3749 = iron_f32_to_bf16(v3744);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3751 = v11 + v3741;
+      const unsigned int v3752 = v3751 * v1;
+      const unsigned int v3753 = v3752 + v26;
+      const unsigned int v3754 = v3753 << 8u;
+      const unsigned int v3755 = v3754 + v3748;
+      out[v3755] = v3749;
+    }
+    const unsigned int v3757 = v46 + v7590;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3758 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3759 = v581.x[6];
+    const float v3760 = v3759 * v3758;
+    const bool v3761 = v3757 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3761) {
+      const unsigned int v3764 = 64u + v7589;
+      const iron_bf16 v3765 = iron_f32_to_bf16(v3760);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3767 = v11 + v3757;
+      const unsigned int v3768 = v3767 * v1;
+      const unsigned int v3769 = v3768 + v26;
+      const unsigned int v3770 = v3769 << 8u;
+      const unsigned int v3771 = v3770 + v3764;
+      out[v3771] = v3765;
+    }
+    const unsigned int v3773 = v46 + v7595;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3774 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3775 = v581.x[7];
+    const float v3776 = v3775 * v3774;
+    const bool v3777 = v3773 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3777) {
+      const unsigned int v3780 = 64u + v7594;
+      const iron_bf16 v3781 = iron_f32_to_bf16(v3776);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3783 = v11 + v3773;
+      const unsigned int v3784 = v3783 * v1;
+      const unsigned int v3785 = v3784 + v26;
+      const unsigned int v3786 = v3785 << 8u;
+      const unsigned int v3787 = v3786 + v3780;
+      out[v3787] = v3781;
+    }
+    const unsigned int v3789 = v46 + v7600;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3790 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3791 = v581.x[8];
+    const float v3792 = v3791 * v3790;
+    const bool v3793 = v3789 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3793) {
+      const unsigned int v3796 = 64u + v7599;
+      const iron_bf16 v3797 = iron_f32_to_bf16(v3792);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3799 = v11 + v3789;
+      const unsigned int v3800 = v3799 * v1;
+      const unsigned int v3801 = v3800 + v26;
+      const unsigned int v3802 = v3801 << 8u;
+      const unsigned int v3803 = v3802 + v3796;
+      out[v3803] = v3797;
+    }
+    const unsigned int v3805 = v46 + v7605;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3806 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3807 = v581.x[9];
+    const float v3808 = v3807 * v3806;
+    const bool v3809 = v3805 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3809) {
+      const unsigned int v3812 = 64u + v7604;
+      const iron_bf16 v3813 = iron_f32_to_bf16(v3808);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3815 = v11 + v3805;
+      const unsigned int v3816 = v3815 * v1;
+      const unsigned int v3817 = v3816 + v26;
+      const unsigned int v3818 = v3817 << 8u;
+      const unsigned int v3819 = v3818 + v3812;
+      out[v3819] = v3813;
+    }
+    const unsigned int v3821 = v46 + v7610;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3822 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3823 = v581.x[10];
+    const float v3824 = v3823 * v3822;
+    const bool v3825 = v3821 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3825) {
+      const unsigned int v3828 = 64u + v7609;
+      const iron_bf16 v3829 = iron_f32_to_bf16(v3824);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3831 = v11 + v3821;
+      const unsigned int v3832 = v3831 * v1;
+      const unsigned int v3833 = v3832 + v26;
+      const unsigned int v3834 = v3833 << 8u;
+      const unsigned int v3835 = v3834 + v3828;
+      out[v3835] = v3829;
+    }
+    const unsigned int v3837 = v46 + v7615;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3838 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3839 = v581.x[11];
+    const float v3840 = v3839 * v3838;
+    const bool v3841 = v3837 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3841) {
+      const unsigned int v3844 = 64u + v7614;
+      const iron_bf16 v3845 = iron_f32_to_bf16(v3840);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3847 = v11 + v3837;
+      const unsigned int v3848 = v3847 * v1;
+      const unsigned int v3849 = v3848 + v26;
+      const unsigned int v3850 = v3849 << 8u;
+      const unsigned int v3851 = v3850 + v3844;
+      out[v3851] = v3845;
+    }
+    const unsigned int v3853 = v46 + v7620;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3854 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3855 = v581.x[12];
+    const float v3856 = v3855 * v3854;
+    const bool v3857 = v3853 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3857) {
+      const unsigned int v3860 = 64u + v7619;
+      const iron_bf16 v3861 = iron_f32_to_bf16(v3856);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3863 = v11 + v3853;
+      const unsigned int v3864 = v3863 * v1;
+      const unsigned int v3865 = v3864 + v26;
+      const unsigned int v3866 = v3865 << 8u;
+      const unsigned int v3867 = v3866 + v3860;
+      out[v3867] = v3861;
+    }
+    const unsigned int v3869 = v46 + v7625;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3870 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3871 = v581.x[13];
+    const float v3872 = v3871 * v3870;
+    const bool v3873 = v3869 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3873) {
+      const unsigned int v3876 = 64u + v7624;
+      const iron_bf16 v3877 = iron_f32_to_bf16(v3872);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3879 = v11 + v3869;
+      const unsigned int v3880 = v3879 * v1;
+      const unsigned int v3881 = v3880 + v26;
+      const unsigned int v3882 = v3881 << 8u;
+      const unsigned int v3883 = v3882 + v3876;
+      out[v3883] = v3877;
+    }
+    const unsigned int v3885 = v46 + v7630;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3886 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3887 = v581.x[14];
+    const float v3888 = v3887 * v3886;
+    const bool v3889 = v3885 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3889) {
+      const unsigned int v3892 = 64u + v7629;
+      const iron_bf16 v3893 = iron_f32_to_bf16(v3888);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3895 = v11 + v3885;
+      const unsigned int v3896 = v3895 * v1;
+      const unsigned int v3897 = v3896 + v26;
+      const unsigned int v3898 = v3897 << 8u;
+      const unsigned int v3899 = v3898 + v3892;
+      out[v3899] = v3893;
+    }
+    const unsigned int v3901 = v46 + v7635;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3902 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3903 = v581.x[15];
+    const float v3904 = v3903 * v3902;
+    const bool v3905 = v3901 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3905) {
+      const unsigned int v3908 = 64u + v7634;
+      const iron_bf16 v3909 = iron_f32_to_bf16(v3904);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3911 = v11 + v3901;
+      const unsigned int v3912 = v3911 * v1;
+      const unsigned int v3913 = v3912 + v26;
+      const unsigned int v3914 = v3913 << 8u;
+      const unsigned int v3915 = v3914 + v3908;
+      out[v3915] = v3909;
+    }
+    const unsigned int v3917 = v46 + v7640;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3918 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3919 = v581.x[16];
+    const float v3920 = v3919 * v3918;
+    const bool v3921 = v3917 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3921) {
+      const unsigned int v3924 = 64u + v7639;
+      const iron_bf16 v3925 = iron_f32_to_bf16(v3920);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3927 = v11 + v3917;
+      const unsigned int v3928 = v3927 * v1;
+      const unsigned int v3929 = v3928 + v26;
+      const unsigned int v3930 = v3929 << 8u;
+      const unsigned int v3931 = v3930 + v3924;
+      out[v3931] = v3925;
+    }
+    const unsigned int v3933 = v46 + v7645;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3934 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3935 = v581.x[17];
+    const float v3936 = v3935 * v3934;
+    const bool v3937 = v3933 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3937) {
+      const unsigned int v3940 = 64u + v7644;
+      const iron_bf16 v3941 = iron_f32_to_bf16(v3936);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3943 = v11 + v3933;
+      const unsigned int v3944 = v3943 * v1;
+      const unsigned int v3945 = v3944 + v26;
+      const unsigned int v3946 = v3945 << 8u;
+      const unsigned int v3947 = v3946 + v3940;
+      out[v3947] = v3941;
+    }
+    const unsigned int v3949 = v46 + v7650;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3950 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3951 = v581.x[18];
+    const float v3952 = v3951 * v3950;
+    const bool v3953 = v3949 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3953) {
+      const unsigned int v3956 = 64u + v7649;
+      const iron_bf16 v3957 = iron_f32_to_bf16(v3952);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3959 = v11 + v3949;
+      const unsigned int v3960 = v3959 * v1;
+      const unsigned int v3961 = v3960 + v26;
+      const unsigned int v3962 = v3961 << 8u;
+      const unsigned int v3963 = v3962 + v3956;
+      out[v3963] = v3957;
+    }
+    const unsigned int v3965 = v46 + v7655;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3966 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3967 = v581.x[19];
+    const float v3968 = v3967 * v3966;
+    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3969) {
+      const unsigned int v3972 = 64u + v7654;
+      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3975 = v11 + v3965;
+      const unsigned int v3976 = v3975 * v1;
+      const unsigned int v3977 = v3976 + v26;
+      const unsigned int v3978 = v3977 << 8u;
+      const unsigned int v3979 = v3978 + v3972;
+      out[v3979] = v3973;
+    }
+    const unsigned int v3981 = v46 + v7660;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3982 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3983 = v581.x[20];
+    const float v3984 = v3983 * v3982;
+    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3985) {
+      const unsigned int v3988 = 64u + v7659;
+      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3991 = v11 + v3981;
+      const unsigned int v3992 = v3991 * v1;
+      const unsigned int v3993 = v3992 + v26;
+      const unsigned int v3994 = v3993 << 8u;
+      const unsigned int v3995 = v3994 + v3988;
+      out[v3995] = v3989;
+    }
+    const unsigned int v3997 = v46 + v7665;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3998 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3999 = v581.x[21];
+    const float v4000 = v3999 * v3998;
+    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4001) {
+      const unsigned int v4004 = 64u + v7664;
+      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4007 = v11 + v3997;
+      const unsigned int v4008 = v4007 * v1;
+      const unsigned int v4009 = v4008 + v26;
+      const unsigned int v4010 = v4009 << 8u;
+      const unsigned int v4011 = v4010 + v4004;
+      out[v4011] = v4005;
+    }
+    const unsigned int v4013 = v46 + v7670;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4014 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4015 = v581.x[22];
+    const float v4016 = v4015 * v4014;
+    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4017) {
+      const unsigned int v4020 = 64u + v7669;
+      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4023 = v11 + v4013;
+      const unsigned int v4024 = v4023 * v1;
+      const unsigned int v4025 = v4024 + v26;
+      const unsigned int v4026 = v4025 << 8u;
+      const unsigned int v4027 = v4026 + v4020;
+      out[v4027] = v4021;
+    }
+    const unsigned int v4029 = v46 + v7675;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4030 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4031 = v581.x[23];
+    const float v4032 = v4031 * v4030;
+    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4033) {
+      const unsigned int v4036 = 64u + v7674;
+      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4039 = v11 + v4029;
+      const unsigned int v4040 = v4039 * v1;
+      const unsigned int v4041 = v4040 + v26;
+      const unsigned int v4042 = v4041 << 8u;
+      const unsigned int v4043 = v4042 + v4036;
+      out[v4043] = v4037;
+    }
+    const unsigned int v4045 = v46 + v7680;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4046 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4047 = v581.x[24];
+    const float v4048 = v4047 * v4046;
+    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4049) {
+      const unsigned int v4052 = 64u + v7679;
+      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4055 = v11 + v4045;
+      const unsigned int v4056 = v4055 * v1;
+      const unsigned int v4057 = v4056 + v26;
+      const unsigned int v4058 = v4057 << 8u;
+      const unsigned int v4059 = v4058 + v4052;
+      out[v4059] = v4053;
+    }
+    const unsigned int v4061 = v46 + v7685;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4062 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4063 = v581.x[25];
+    const float v4064 = v4063 * v4062;
+    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4065) {
+      const unsigned int v4068 = 64u + v7684;
+      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4071 = v11 + v4061;
+      const unsigned int v4072 = v4071 * v1;
+      const unsigned int v4073 = v4072 + v26;
+      const unsigned int v4074 = v4073 << 8u;
+      const unsigned int v4075 = v4074 + v4068;
+      out[v4075] = v4069;
+    }
+    const unsigned int v4077 = v46 + v7690;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4078 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4079 = v581.x[26];
+    const float v4080 = v4079 * v4078;
+    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4081) {
+      const unsigned int v4084 = 64u + v7689;
+      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4087 = v11 + v4077;
+      const unsigned int v4088 = v4087 * v1;
+      const unsigned int v4089 = v4088 + v26;
+      const unsigned int v4090 = v4089 << 8u;
+      const unsigned int v4091 = v4090 + v4084;
+      out[v4091] = v4085;
+    }
+    const unsigned int v4093 = v46 + v7695;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4094 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4095 = v581.x[27];
+    const float v4096 = v4095 * v4094;
+    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4097) {
+      const unsigned int v4100 = 64u + v7694;
+      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4103 = v11 + v4093;
+      const unsigned int v4104 = v4103 * v1;
+      const unsigned int v4105 = v4104 + v26;
+      const unsigned int v4106 = v4105 << 8u;
+      const unsigned int v4107 = v4106 + v4100;
+      out[v4107] = v4101;
+    }
+    const unsigned int v4109 = v46 + v7700;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4110 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4111 = v581.x[28];
+    const float v4112 = v4111 * v4110;
+    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4113) {
+      const unsigned int v4116 = 64u + v7699;
+      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4119 = v11 + v4109;
+      const unsigned int v4120 = v4119 * v1;
+      const unsigned int v4121 = v4120 + v26;
+      const unsigned int v4122 = v4121 << 8u;
+      const unsigned int v4123 = v4122 + v4116;
+      out[v4123] = v4117;
+    }
+    const unsigned int v4125 = v46 + v7705;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4126 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4127 = v581.x[29];
+    const float v4128 = v4127 * v4126;
+    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4129) {
+      const unsigned int v4132 = 64u + v7704;
+      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4135 = v11 + v4125;
+      const unsigned int v4136 = v4135 * v1;
+      const unsigned int v4137 = v4136 + v26;
+      const unsigned int v4138 = v4137 << 8u;
+      const unsigned int v4139 = v4138 + v4132;
+      out[v4139] = v4133;
+    }
+    const unsigned int v4141 = v46 + v7710;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4142 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4143 = v581.x[30];
+    const float v4144 = v4143 * v4142;
+    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4145) {
+      const unsigned int v4148 = 64u + v7709;
+      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4151 = v11 + v4141;
+      const unsigned int v4152 = v4151 * v1;
+      const unsigned int v4153 = v4152 + v26;
+      const unsigned int v4154 = v4153 << 8u;
+      const unsigned int v4155 = v4154 + v4148;
+      out[v4155] = v4149;
+    }
+    const unsigned int v4157 = v46 + v7715;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4158 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4159 = v581.x[31];
+    const float v4160 = v4159 * v4158;
+    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4161) {
+      const unsigned int v4164 = 64u + v7714;
+      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4167 = v11 + v4157;
+      const unsigned int v4168 = v4167 * v1;
+      const unsigned int v4169 = v4168 + v26;
+      const unsigned int v4170 = v4169 << 8u;
+      const unsigned int v4171 = v4170 + v4164;
+      out[v4171] = v4165;
+    }
+    const unsigned int v4173 = v46 + v7720;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4174 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4175 = v583.x[0];
+    const float v4176 = v4175 * v4174;
+    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4177) {
+      const unsigned int v4180 = 128u + v7719;
+      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4183 = v11 + v4173;
+      const unsigned int v4184 = v4183 * v1;
+      const unsigned int v4185 = v4184 + v26;
+      const unsigned int v4186 = v4185 << 8u;
+      const unsigned int v4187 = v4186 + v4180;
+      out[v4187] = v4181;
+    }
+    const unsigned int v4189 = v46 + v7725;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4190 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4191 = v583.x[1];
+    const float v4192 = v4191 * v4190;
+    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4193) {
+      const unsigned int v4196 = 128u + v7724;
+      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4199 = v11 + v4189;
+      const unsigned int v4200 = v4199 * v1;
+      const unsigned int v4201 = v4200 + v26;
+      const unsigned int v4202 = v4201 << 8u;
+      const unsigned int v4203 = v4202 + v4196;
+      out[v4203] = v4197;
+    }
+    const unsigned int v4205 = v46 + v7730;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4206 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4207 = v583.x[2];
+    const float v4208 = v4207 * v4206;
+    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4209) {
+      const unsigned int v4212 = 128u + v7729;
+      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4215 = v11 + v4205;
+      const unsigned int v4216 = v4215 * v1;
+      const unsigned int v4217 = v4216 + v26;
+      const unsigned int v4218 = v4217 << 8u;
+      const unsigned int v4219 = v4218 + v4212;
+      out[v4219] = v4213;
+    }
+    const unsigned int v4221 = v46 + v7735;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4222 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4223 = v583.x[3];
+    const float v4224 = v4223 * v4222;
+    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4225) {
+      const unsigned int v4228 = 128u + v7734;
+      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4231 = v11 + v4221;
+      const unsigned int v4232 = v4231 * v1;
+      const unsigned int v4233 = v4232 + v26;
+      const unsigned int v4234 = v4233 << 8u;
+      const unsigned int v4235 = v4234 + v4228;
+      out[v4235] = v4229;
+    }
+    const unsigned int v4237 = v46 + v7740;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4238 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4239 = v583.x[4];
+    const float v4240 = v4239 * v4238;
+    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4241) {
+      const unsigned int v4244 = 128u + v7739;
+      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4247 = v11 + v4237;
+      const unsigned int v4248 = v4247 * v1;
+      const unsigned int v4249 = v4248 + v26;
+      const unsigned int v4250 = v4249 << 8u;
+      const unsigned int v4251 = v4250 + v4244;
+      out[v4251] = v4245;
+    }
+    const unsigned int v4253 = v46 + v7745;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4254 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4255 = v583.x[5];
+    const float v4256 = v4255 * v4254;
+    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4257) {
+      const unsigned int v4260 = 128u + v7744;
+      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4263 = v11 + v4253;
+      const unsigned int v4264 = v4263 * v1;
+      const unsigned int v4265 = v4264 + v26;
+      const unsigned int v4266 = v4265 << 8u;
+      const unsigned int v4267 = v4266 + v4260;
+      out[v4267] = v4261;
+    }
+    const unsigned int v4269 = v46 + v7750;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4270 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4271 = v583.x[6];
+    const float v4272 = v4271 * v4270;
+    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4273) {
+      const unsigned int v4276 = 128u + v7749;
+      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4279 = v11 + v4269;
+      const unsigned int v4280 = v4279 * v1;
+      const unsigned int v4281 = v4280 + v26;
+      const unsigned int v4282 = v4281 << 8u;
+      const unsigned int v4283 = v4282 + v4276;
+      out[v4283] = v4277;
+    }
+    const unsigned int v4285 = v46 + v7755;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4286 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4287 = v583.x[7];
+    const float v4288 = v4287 * v4286;
+    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4289) {
+      const unsigned int v4292 = 128u + v7754;
+      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4295 = v11 + v4285;
+      const unsigned int v4296 = v4295 * v1;
+      const unsigned int v4297 = v4296 + v26;
+      const unsigned int v4298 = v4297 << 8u;
+      const unsigned int v4299 = v4298 + v4292;
+      out[v4299] = v4293;
+    }
+    const unsigned int v4301 = v46 + v7760;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4302 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4303 = v583.x[8];
+    const float v4304 = v4303 * v4302;
+    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4305) {
+      const unsigned int v4308 = 128u + v7759;
+      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4311 = v11 + v4301;
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v26;
+      const unsigned int v4314 = v4313 << 8u;
+      const unsigned int v4315 = v4314 + v4308;
+      out[v4315] = v4309;
+    }
+    const unsigned int v4317 = v46 + v7765;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4318 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4319 = v583.x[9];
+    const float v4320 = v4319 * v4318;
+    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4321) {
+      const unsigned int v4324 = 128u + v7764;
+      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4327 = v11 + v4317;
+      const unsigned int v4328 = v4327 * v1;
+      const unsigned int v4329 = v4328 + v26;
+      const unsigned int v4330 = v4329 << 8u;
+      const unsigned int v4331 = v4330 + v4324;
+      out[v4331] = v4325;
+    }
+    const unsigned int v4333 = v46 + v7770;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4334 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4335 = v583.x[10];
+    const float v4336 = v4335 * v4334;
+    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4337) {
+      const unsigned int v4340 = 128u + v7769;
+      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4343 = v11 + v4333;
+      const unsigned int v4344 = v4343 * v1;
+      const unsigned int v4345 = v4344 + v26;
+      const unsigned int v4346 = v4345 << 8u;
+      const unsigned int v4347 = v4346 + v4340;
+      out[v4347] = v4341;
+    }
+    const unsigned int v4349 = v46 + v7775;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4350 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4351 = v583.x[11];
+    const float v4352 = v4351 * v4350;
+    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4353) {
+      const unsigned int v4356 = 128u + v7774;
+      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4359 = v11 + v4349;
+      const unsigned int v4360 = v4359 * v1;
+      const unsigned int v4361 = v4360 + v26;
+      const unsigned int v4362 = v4361 << 8u;
+      const unsigned int v4363 = v4362 + v4356;
+      out[v4363] = v4357;
+    }
+    const unsigned int v4365 = v46 + v7780;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4366 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4367 = v583.x[12];
+    const float v4368 = v4367 * v4366;
+    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4369) {
+      const unsigned int v4372 = 128u + v7779;
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4375 = v11 + v4365;
+      const unsigned int v4376 = v4375 * v1;
+      const unsigned int v4377 = v4376 + v26;
+      const unsigned int v4378 = v4377 << 8u;
+      const unsigned int v4379 = v4378 + v4372;
+      out[v4379] = v4373;
+    }
+    const unsigned int v4381 = v46 + v7785;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4382 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4383 = v583.x[13];
+    const float v4384 = v4383 * v4382;
+    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4385) {
+      const unsigned int v4388 = 128u + v7784;
+      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4391 = v11 + v4381;
+      const unsigned int v4392 = v4391 * v1;
+      const unsigned int v4393 = v4392 + v26;
+      const unsigned int v4394 = v4393 << 8u;
+      const unsigned int v4395 = v4394 + v4388;
+      out[v4395] = v4389;
+    }
+    const unsigned int v4397 = v46 + v7790;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4398 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4399 = v583.x[14];
+    const float v4400 = v4399 * v4398;
+    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4401) {
+      const unsigned int v4404 = 128u + v7789;
+      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4407 = v11 + v4397;
+      const unsigned int v4408 = v4407 * v1;
+      const unsigned int v4409 = v4408 + v26;
+      const unsigned int v4410 = v4409 << 8u;
+      const unsigned int v4411 = v4410 + v4404;
+      out[v4411] = v4405;
+    }
+    const unsigned int v4413 = v46 + v7795;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4414 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4415 = v583.x[15];
+    const float v4416 = v4415 * v4414;
+    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4417) {
+      const unsigned int v4420 = 128u + v7794;
+      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4423 = v11 + v4413;
+      const unsigned int v4424 = v4423 * v1;
+      const unsigned int v4425 = v4424 + v26;
+      const unsigned int v4426 = v4425 << 8u;
+      const unsigned int v4427 = v4426 + v4420;
+      out[v4427] = v4421;
+    }
+    const unsigned int v4429 = v46 + v7800;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4430 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4431 = v583.x[16];
+    const float v4432 = v4431 * v4430;
+    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4433) {
+      const unsigned int v4436 = 128u + v7799;
+      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4439 = v11 + v4429;
+      const unsigned int v4440 = v4439 * v1;
+      const unsigned int v4441 = v4440 + v26;
+      const unsigned int v4442 = v4441 << 8u;
+      const unsigned int v4443 = v4442 + v4436;
+      out[v4443] = v4437;
+    }
+    const unsigned int v4445 = v46 + v7805;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4446 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4447 = v583.x[17];
+    const float v4448 = v4447 * v4446;
+    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4449) {
+      const unsigned int v4452 = 128u + v7804;
+      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4455 = v11 + v4445;
+      const unsigned int v4456 = v4455 * v1;
+      const unsigned int v4457 = v4456 + v26;
+      const unsigned int v4458 = v4457 << 8u;
+      const unsigned int v4459 = v4458 + v4452;
+      out[v4459] = v4453;
+    }
+    const unsigned int v4461 = v46 + v7810;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4462 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4463 = v583.x[18];
+    const float v4464 = v4463 * v4462;
+    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4465) {
+      const unsigned int v4468 = 128u + v7809;
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4471 = v11 + v4461;
+      const unsigned int v4472 = v4471 * v1;
+      const unsigned int v4473 = v4472 + v26;
+      const unsigned int v4474 = v4473 << 8u;
+      const unsigned int v4475 = v4474 + v4468;
+      out[v4475] = v4469;
+    }
+    const unsigned int v4477 = v46 + v7815;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4478 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4479 = v583.x[19];
+    const float v4480 = v4479 * v4478;
+    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4481) {
+      const unsigned int v4484 = 128u + v7814;
+      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4487 = v11 + v4477;
+      const unsigned int v4488 = v4487 * v1;
+      const unsigned int v4489 = v4488 + v26;
+      const unsigned int v4490 = v4489 << 8u;
+      const unsigned int v4491 = v4490 + v4484;
+      out[v4491] = v4485;
+    }
+    const unsigned int v4493 = v46 + v7820;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4494 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4495 = v583.x[20];
+    const float v4496 = v4495 * v4494;
+    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4497) {
+      const unsigned int v4500 = 128u + v7819;
+      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4503 = v11 + v4493;
+      const unsigned int v4504 = v4503 * v1;
+      const unsigned int v4505 = v4504 + v26;
+      const unsigned int v4506 = v4505 << 8u;
+      const unsigned int v4507 = v4506 + v4500;
+      out[v4507] = v4501;
+    }
+    const unsigned int v4509 = v46 + v7825;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4510 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4511 = v583.x[21];
+    const float v4512 = v4511 * v4510;
+    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4513) {
+      const unsigned int v4516 = 128u + v7824;
+      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4519 = v11 + v4509;
+      const unsigned int v4520 = v4519 * v1;
+      const unsigned int v4521 = v4520 + v26;
+      const unsigned int v4522 = v4521 << 8u;
+      const unsigned int v4523 = v4522 + v4516;
+      out[v4523] = v4517;
+    }
+    const unsigned int v4525 = v46 + v7830;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4526 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4527 = v583.x[22];
+    const float v4528 = v4527 * v4526;
+    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4529) {
+      const unsigned int v4532 = 128u + v7829;
+      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4535 = v11 + v4525;
+      const unsigned int v4536 = v4535 * v1;
+      const unsigned int v4537 = v4536 + v26;
+      const unsigned int v4538 = v4537 << 8u;
+      const unsigned int v4539 = v4538 + v4532;
+      out[v4539] = v4533;
+    }
+    const unsigned int v4541 = v46 + v7835;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4542 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4543 = v583.x[23];
+    const float v4544 = v4543 * v4542;
+    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4545) {
+      const unsigned int v4548 = 128u + v7834;
+      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4551 = v11 + v4541;
+      const unsigned int v4552 = v4551 * v1;
+      const unsigned int v4553 = v4552 + v26;
+      const unsigned int v4554 = v4553 << 8u;
+      const unsigned int v4555 = v4554 + v4548;
+      out[v4555] = v4549;
+    }
+    const unsigned int v4557 = v46 + v7840;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4558 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4559 = v583.x[24];
+    const float v4560 = v4559 * v4558;
+    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4561) {
+      const unsigned int v4564 = 128u + v7839;
+      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4567 = v11 + v4557;
+      const unsigned int v4568 = v4567 * v1;
+      const unsigned int v4569 = v4568 + v26;
+      const unsigned int v4570 = v4569 << 8u;
+      const unsigned int v4571 = v4570 + v4564;
+      out[v4571] = v4565;
+    }
+    const unsigned int v4573 = v46 + v7845;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4574 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4575 = v583.x[25];
+    const float v4576 = v4575 * v4574;
+    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4577) {
+      const unsigned int v4580 = 128u + v7844;
+      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4583 = v11 + v4573;
+      const unsigned int v4584 = v4583 * v1;
+      const unsigned int v4585 = v4584 + v26;
+      const unsigned int v4586 = v4585 << 8u;
+      const unsigned int v4587 = v4586 + v4580;
+      out[v4587] = v4581;
+    }
+    const unsigned int v4589 = v46 + v7850;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4590 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4591 = v583.x[26];
+    const float v4592 = v4591 * v4590;
+    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4593) {
+      const unsigned int v4596 = 128u + v7849;
+      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4599 = v11 + v4589;
+      const unsigned int v4600 = v4599 * v1;
+      const unsigned int v4601 = v4600 + v26;
+      const unsigned int v4602 = v4601 << 8u;
+      const unsigned int v4603 = v4602 + v4596;
+      out[v4603] = v4597;
+    }
+    const unsigned int v4605 = v46 + v7855;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4606 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4607 = v583.x[27];
+    const float v4608 = v4607 * v4606;
+    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4609) {
+      const unsigned int v4612 = 128u + v7854;
+      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4615 = v11 + v4605;
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v26;
+      const unsigned int v4618 = v4617 << 8u;
+      const unsigned int v4619 = v4618 + v4612;
+      out[v4619] = v4613;
+    }
+    const unsigned int v4621 = v46 + v7860;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4622 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4623 = v583.x[28];
+    const float v4624 = v4623 * v4622;
+    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4625) {
+      const unsigned int v4628 = 128u + v7859;
+      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4631 = v11 + v4621;
+      const unsigned int v4632 = v4631 * v1;
+      const unsigned int v4633 = v4632 + v26;
+      const unsigned int v4634 = v4633 << 8u;
+      const unsigned int v4635 = v4634 + v4628;
+      out[v4635] = v4629;
+    }
+    const unsigned int v4637 = v46 + v7865;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4638 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4639 = v583.x[29];
+    const float v4640 = v4639 * v4638;
+    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4641) {
+      const unsigned int v4644 = 128u + v7864;
+      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4647 = v11 + v4637;
+      const unsigned int v4648 = v4647 * v1;
+      const unsigned int v4649 = v4648 + v26;
+      const unsigned int v4650 = v4649 << 8u;
+      const unsigned int v4651 = v4650 + v4644;
+      out[v4651] = v4645;
+    }
+    const unsigned int v4653 = v46 + v7870;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4654 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4655 = v583.x[30];
+    const float v4656 = v4655 * v4654;
+    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4657) {
+      const unsigned int v4660 = 128u + v7869;
+      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4663 = v11 + v4653;
+      const unsigned int v4664 = v4663 * v1;
+      const unsigned int v4665 = v4664 + v26;
+      const unsigned int v4666 = v4665 << 8u;
+      const unsigned int v4667 = v4666 + v4660;
+      out[v4667] = v4661;
+    }
+    const unsigned int v4669 = v46 + v7875;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4670 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4671 = v583.x[31];
+    const float v4672 = v4671 * v4670;
+    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4673) {
+      const unsigned int v4676 = 128u + v7874;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4679 = v11 + v4669;
+      const unsigned int v4680 = v4679 * v1;
+      const unsigned int v4681 = v4680 + v26;
+      const unsigned int v4682 = v4681 << 8u;
+      const unsigned int v4683 = v4682 + v4676;
+      out[v4683] = v4677;
+    }
+    const unsigned int v4685 = v46 + v7880;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4686 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4687 = v585.x[0];
+    const float v4688 = v4687 * v4686;
+    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4689) {
+      const unsigned int v4692 = 192u + v7879;
+      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4695 = v11 + v4685;
+      const unsigned int v4696 = v4695 * v1;
+      const unsigned int v4697 = v4696 + v26;
+      const unsigned int v4698 = v4697 << 8u;
+      const unsigned int v4699 = v4698 + v4692;
+      out[v4699] = v4693;
+    }
+    const unsigned int v4701 = v46 + v7885;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4702 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4703 = v585.x[1];
+    const float v4704 = v4703 * v4702;
+    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4705) {
+      const unsigned int v4708 = 192u + v7884;
+      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4711 = v11 + v4701;
+      const unsigned int v4712 = v4711 * v1;
+      const unsigned int v4713 = v4712 + v26;
+      const unsigned int v4714 = v4713 << 8u;
+      const unsigned int v4715 = v4714 + v4708;
+      out[v4715] = v4709;
+    }
+    const unsigned int v4717 = v46 + v7890;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4718 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4719 = v585.x[2];
+    const float v4720 = v4719 * v4718;
+    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4721) {
+      const unsigned int v4724 = 192u + v7889;
+      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4727 = v11 + v4717;
+      const unsigned int v4728 = v4727 * v1;
+      const unsigned int v4729 = v4728 + v26;
+      const unsigned int v4730 = v4729 << 8u;
+      const unsigned int v4731 = v4730 + v4724;
+      out[v4731] = v4725;
+    }
+    const unsigned int v4733 = v46 + v7895;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4734 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4735 = v585.x[3];
+    const float v4736 = v4735 * v4734;
+    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4737) {
+      const unsigned int v4740 = 192u + v7894;
+      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4743 = v11 + v4733;
+      const unsigned int v4744 = v4743 * v1;
+      const unsigned int v4745 = v4744 + v26;
+      const unsigned int v4746 = v4745 << 8u;
+      const unsigned int v4747 = v4746 + v4740;
+      out[v4747] = v4741;
+    }
+    const unsigned int v4749 = v46 + v7900;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4750 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4751 = v585.x[4];
+    const float v4752 = v4751 * v4750;
+    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4753) {
+      const unsigned int v4756 = 192u + v7899;
+      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4759 = v11 + v4749;
+      const unsigned int v4760 = v4759 * v1;
+      const unsigned int v4761 = v4760 + v26;
+      const unsigned int v4762 = v4761 << 8u;
+      const unsigned int v4763 = v4762 + v4756;
+      out[v4763] = v4757;
+    }
+    const unsigned int v4765 = v46 + v7905;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4766 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4767 = v585.x[5];
+    const float v4768 = v4767 * v4766;
+    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4769) {
+      const unsigned int v4772 = 192u + v7904;
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4775 = v11 + v4765;
+      const unsigned int v4776 = v4775 * v1;
+      const unsigned int v4777 = v4776 + v26;
+      const unsigned int v4778 = v4777 << 8u;
+      const unsigned int v4779 = v4778 + v4772;
+      out[v4779] = v4773;
+    }
+    const unsigned int v4781 = v46 + v7910;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4782 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4783 = v585.x[6];
+    const float v4784 = v4783 * v4782;
+    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4785) {
+      const unsigned int v4788 = 192u + v7909;
+      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4791 = v11 + v4781;
+      const unsigned int v4792 = v4791 * v1;
+      const unsigned int v4793 = v4792 + v26;
+      const unsigned int v4794 = v4793 << 8u;
+      const unsigned int v4795 = v4794 + v4788;
+      out[v4795] = v4789;
+    }
+    const unsigned int v4797 = v46 + v7915;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4798 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4799 = v585.x[7];
+    const float v4800 = v4799 * v4798;
+    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4801) {
+      const unsigned int v4804 = 192u + v7914;
+      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4807 = v11 + v4797;
+      const unsigned int v4808 = v4807 * v1;
+      const unsigned int v4809 = v4808 + v26;
+      const unsigned int v4810 = v4809 << 8u;
+      const unsigned int v4811 = v4810 + v4804;
+      out[v4811] = v4805;
+    }
+    const unsigned int v4813 = v46 + v7920;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4814 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4815 = v585.x[8];
+    const float v4816 = v4815 * v4814;
+    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4817) {
+      const unsigned int v4820 = 192u + v7919;
+      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4823 = v11 + v4813;
+      const unsigned int v4824 = v4823 * v1;
+      const unsigned int v4825 = v4824 + v26;
+      const unsigned int v4826 = v4825 << 8u;
+      const unsigned int v4827 = v4826 + v4820;
+      out[v4827] = v4821;
+    }
+    const unsigned int v4829 = v46 + v7925;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4830 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4831 = v585.x[9];
+    const float v4832 = v4831 * v4830;
+    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4833) {
+      const unsigned int v4836 = 192u + v7924;
+      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4839 = v11 + v4829;
+      const unsigned int v4840 = v4839 * v1;
+      const unsigned int v4841 = v4840 + v26;
+      const unsigned int v4842 = v4841 << 8u;
+      const unsigned int v4843 = v4842 + v4836;
+      out[v4843] = v4837;
+    }
+    const unsigned int v4845 = v46 + v7930;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4846 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4847 = v585.x[10];
+    const float v4848 = v4847 * v4846;
+    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4849) {
+      const unsigned int v4852 = 192u + v7929;
+      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4855 = v11 + v4845;
+      const unsigned int v4856 = v4855 * v1;
+      const unsigned int v4857 = v4856 + v26;
+      const unsigned int v4858 = v4857 << 8u;
+      const unsigned int v4859 = v4858 + v4852;
+      out[v4859] = v4853;
+    }
+    const unsigned int v4861 = v46 + v7935;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4862 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4863 = v585.x[11];
+    const float v4864 = v4863 * v4862;
+    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4865) {
+      const unsigned int v4868 = 192u + v7934;
+      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4871 = v11 + v4861;
+      const unsigned int v4872 = v4871 * v1;
+      const unsigned int v4873 = v4872 + v26;
+      const unsigned int v4874 = v4873 << 8u;
+      const unsigned int v4875 = v4874 + v4868;
+      out[v4875] = v4869;
+    }
+    const unsigned int v4877 = v46 + v7940;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4878 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4879 = v585.x[12];
+    const float v4880 = v4879 * v4878;
+    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4881) {
+      const unsigned int v4884 = 192u + v7939;
+      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4887 = v11 + v4877;
+      const unsigned int v4888 = v4887 * v1;
+      const unsigned int v4889 = v4888 + v26;
+      const unsigned int v4890 = v4889 << 8u;
+      const unsigned int v4891 = v4890 + v4884;
+      out[v4891] = v4885;
+    }
+    const unsigned int v4893 = v46 + v7945;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4894 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4895 = v585.x[13];
+    const float v4896 = v4895 * v4894;
+    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4897) {
+      const unsigned int v4900 = 192u + v7944;
+      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4903 = v11 + v4893;
+      const unsigned int v4904 = v4903 * v1;
+      const unsigned int v4905 = v4904 + v26;
+      const unsigned int v4906 = v4905 << 8u;
+      const unsigned int v4907 = v4906 + v4900;
+      out[v4907] = v4901;
+    }
+    const unsigned int v4909 = v46 + v7950;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4910 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4911 = v585.x[14];
+    const float v4912 = v4911 * v4910;
+    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4913) {
+      const unsigned int v4916 = 192u + v7949;
+      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4919 = v11 + v4909;
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v26;
+      const unsigned int v4922 = v4921 << 8u;
+      const unsigned int v4923 = v4922 + v4916;
+      out[v4923] = v4917;
+    }
+    const unsigned int v4925 = v46 + v7955;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4926 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4927 = v585.x[15];
+    const float v4928 = v4927 * v4926;
+    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4929) {
+      const unsigned int v4932 = 192u + v7954;
+      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4935 = v11 + v4925;
+      const unsigned int v4936 = v4935 * v1;
+      const unsigned int v4937 = v4936 + v26;
+      const unsigned int v4938 = v4937 << 8u;
+      const unsigned int v4939 = v4938 + v4932;
+      out[v4939] = v4933;
+    }
+    const unsigned int v4941 = v46 + v7960;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4942 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4943 = v585.x[16];
+    const float v4944 = v4943 * v4942;
+    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4945) {
+      const unsigned int v4948 = 192u + v7959;
+      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4951 = v11 + v4941;
+      const unsigned int v4952 = v4951 * v1;
+      const unsigned int v4953 = v4952 + v26;
+      const unsigned int v4954 = v4953 << 8u;
+      const unsigned int v4955 = v4954 + v4948;
+      out[v4955] = v4949;
+    }
+    const unsigned int v4957 = v46 + v7965;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4958 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4959 = v585.x[17];
+    const float v4960 = v4959 * v4958;
+    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4961) {
+      const unsigned int v4964 = 192u + v7964;
+      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4967 = v11 + v4957;
+      const unsigned int v4968 = v4967 * v1;
+      const unsigned int v4969 = v4968 + v26;
+      const unsigned int v4970 = v4969 << 8u;
+      const unsigned int v4971 = v4970 + v4964;
+      out[v4971] = v4965;
+    }
+    const unsigned int v4973 = v46 + v7970;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4974 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4975 = v585.x[18];
+    const float v4976 = v4975 * v4974;
+    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4977) {
+      const unsigned int v4980 = 192u + v7969;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4983 = v11 + v4973;
+      const unsigned int v4984 = v4983 * v1;
+      const unsigned int v4985 = v4984 + v26;
+      const unsigned int v4986 = v4985 << 8u;
+      const unsigned int v4987 = v4986 + v4980;
+      out[v4987] = v4981;
+    }
+    const unsigned int v4989 = v46 + v7975;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4990 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4991 = v585.x[19];
+    const float v4992 = v4991 * v4990;
+    const bool v4993 = v4989 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4993) {
+      const unsigned int v4996 = 192u + v7974;
+      const iron_bf16 v4997 = iron_f32_to_bf16(v4992);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4999 = v11 + v4989;
+      const unsigned int v5000 = v4999 * v1;
+      const unsigned int v5001 = v5000 + v26;
+      const unsigned int v5002 = v5001 << 8u;
+      const unsigned int v5003 = v5002 + v4996;
+      out[v5003] = v4997;
+    }
+    const unsigned int v5005 = v46 + v7980;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5006 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5007 = v585.x[20];
+    const float v5008 = v5007 * v5006;
+    const bool v5009 = v5005 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5009) {
+      const unsigned int v5012 = 192u + v7979;
+      const iron_bf16 v5013 = iron_f32_to_bf16(v5008);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5015 = v11 + v5005;
+      const unsigned int v5016 = v5015 * v1;
+      const unsigned int v5017 = v5016 + v26;
+      const unsigned int v5018 = v5017 << 8u;
+      const unsigned int v5019 = v5018 + v5012;
+      out[v5019] = v5013;
+    }
+    const unsigned int v5021 = v46 + v7985;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5022 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5023 = v585.x[21];
+    const float v5024 = v5023 * v5022;
+    const bool v5025 = v5021 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5025) {
+      const unsigned int v5028 = 192u + v7984;
+      const iron_bf16 v5029 = iron_f32_to_bf16(v5024);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5031 = v11 + v5021;
+      const unsigned int v5032 = v5031 * v1;
+      const unsigned int v5033 = v5032 + v26;
+      const unsigned int v5034 = v5033 << 8u;
+      const unsigned int v5035 = v5034 + v5028;
+      out[v5035] = v5029;
+    }
+    const unsigned int v5037 = v46 + v7990;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5038 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5039 = v585.x[22];
+    const float v5040 = v5039 * v5038;
+    const bool v5041 = v5037 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5041) {
+      const unsigned int v5044 = 192u + v7989;
+      const iron_bf16 v5045 = iron_f32_to_bf16(v5040);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5047 = v11 + v5037;
+      const unsigned int v5048 = v5047 * v1;
+      const unsigned int v5049 = v5048 + v26;
+      const unsigned int v5050 = v5049 << 8u;
+      const unsigned int v5051 = v5050 + v5044;
+      out[v5051] = v5045;
+    }
+    const unsigned int v5053 = v46 + v7995;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5054 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5055 = v585.x[23];
+    const float v5056 = v5055 * v5054;
+    const bool v5057 = v5053 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5057) {
+      const unsigned int v5060 = 192u + v7994;
+      const iron_bf16 v5061 = iron_f32_to_bf16(v5056);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5063 = v11 + v5053;
+      const unsigned int v5064 = v5063 * v1;
+      const unsigned int v5065 = v5064 + v26;
+      const unsigned int v5066 = v5065 << 8u;
+      const unsigned int v5067 = v5066 + v5060;
+      out[v5067] = v5061;
+    }
+    const unsigned int v5069 = v46 + v8000;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5070 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5071 = v585.x[24];
+    const float v5072 = v5071 * v5070;
+    const bool v5073 = v5069 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5073) {
+      const unsigned int v5076 = 192u + v7999;
+      const iron_bf16 v5077 = iron_f32_to_bf16(v5072);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5079 = v11 + v5069;
+      const unsigned int v5080 = v5079 * v1;
+      const unsigned int v5081 = v5080 + v26;
+      const unsigned int v5082 = v5081 << 8u;
+      const unsigned int v5083 = v5082 + v5076;
+      out[v5083] = v5077;
+    }
+    const unsigned int v5085 = v46 + v8005;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5086 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5087 = v585.x[25];
+    const float v5088 = v5087 * v5086;
+    const bool v5089 = v5085 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5089) {
+      const unsigned int v5092 = 192u + v8004;
+      const iron_bf16 v5093 = iron_f32_to_bf16(v5088);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5095 = v11 + v5085;
+      const unsigned int v5096 = v5095 * v1;
+      const unsigned int v5097 = v5096 + v26;
+      const unsigned int v5098 = v5097 << 8u;
+      const unsigned int v5099 = v5098 + v5092;
+      out[v5099] = v5093;
+    }
+    const unsigned int v5101 = v46 + v8010;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5102 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5103 = v585.x[26];
+    const float v5104 = v5103 * v5102;
+    const bool v5105 = v5101 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5105) {
+      const unsigned int v5108 = 192u + v8009;
+      const iron_bf16 v5109 = iron_f32_to_bf16(v5104);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5111 = v11 + v5101;
+      const unsigned int v5112 = v5111 * v1;
+      const unsigned int v5113 = v5112 + v26;
+      const unsigned int v5114 = v5113 << 8u;
+      const unsigned int v5115 = v5114 + v5108;
+      out[v5115] = v5109;
+    }
+    const unsigned int v5117 = v46 + v8015;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5118 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5119 = v585.x[27];
+    const float v5120 = v5119 * v5118;
+    const bool v5121 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5121) {
+      const unsigned int v5124 = 192u + v8014;
+      const iron_bf16 v5125 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5127 = v11 + v5117;
+      const unsigned int v5128 = v5127 * v1;
+      const unsigned int v5129 = v5128 + v26;
+      const unsigned int v5130 = v5129 << 8u;
+      const unsigned int v5131 = v5130 + v5124;
+      out[v5131] = v5125;
+    }
+    const unsigned int v5133 = v46 + v8020;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5134 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5135 = v585.x[28];
+    const float v5136 = v5135 * v5134;
+    const bool v5137 = v5133 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5137) {
+      const unsigned int v5140 = 192u + v8019;
+      const iron_bf16 v5141 = iron_f32_to_bf16(v5136);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5143 = v11 + v5133;
+      const unsigned int v5144 = v5143 * v1;
+      const unsigned int v5145 = v5144 + v26;
+      const unsigned int v5146 = v5145 << 8u;
+      const unsigned int v5147 = v5146 + v5140;
+      out[v5147] = v5141;
+    }
+    const unsigned int v5149 = v46 + v8025;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5150 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5151 = v585.x[29];
+    const float v5152 = v5151 * v5150;
+    const bool v5153 = v5149 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5153) {
+      const unsigned int v5156 = 192u + v8024;
+      const iron_bf16 v5157 = iron_f32_to_bf16(v5152);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5159 = v11 + v5149;
+      const unsigned int v5160 = v5159 * v1;
+      const unsigned int v5161 = v5160 + v26;
+      const unsigned int v5162 = v5161 << 8u;
+      const unsigned int v5163 = v5162 + v5156;
+      out[v5163] = v5157;
+    }
+    const unsigned int v5165 = v46 + v8030;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5166 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5167 = v585.x[30];
+    const float v5168 = v5167 * v5166;
+    const bool v5169 = v5165 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5169) {
+      const unsigned int v5172 = 192u + v8029;
+      const iron_bf16 v5173 = iron_f32_to_bf16(v5168);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5175 = v11 + v5165;
+      const unsigned int v5176 = v5175 * v1;
+      const unsigned int v5177 = v5176 + v26;
+      const unsigned int v5178 = v5177 << 8u;
+      const unsigned int v5179 = v5178 + v5172;
+      out[v5179] = v5173;
+    }
+    const unsigned int v5181 = v46 + v8035;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5182 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5183 = v585.x[31];
+    const float v5184 = v5183 * v5182;
+    const bool v5185 = v5181 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5185) {
+      const unsigned int v5188 = 192u + v8034;
+      const iron_bf16 v5189 = iron_f32_to_bf16(v5184);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5191 = v11 + v5181;
+      const unsigned int v5192 = v5191 * v1;
+      const unsigned int v5193 = v5192 + v26;
+      const unsigned int v5194 = v5193 << 8u;
+      const unsigned int v5195 = v5194 + v5188;
+      out[v5195] = v5189;
     }
   }
 }

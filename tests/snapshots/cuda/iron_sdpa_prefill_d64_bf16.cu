@@ -479,1931 +479,1751 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
     const bool v198 = v195 && v197;
     const unsigned int v199 = v198 ? v193 : v47;
     const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v203, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v205;
     iron_frag_fill(v205, 0.0f);
     iron_frag<float, 2, 16, 64> v207;  // /usr/include/c++/12/array:99
     iron_frag_fill(v207, 0.0f);
-    const bool v4611 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v4611) {
-      const unsigned int v4615 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4616 = v4615 < v37;
-      const unsigned int v4617 = v4616 ? v4615 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4618 = v31 + v4617;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4619 = v4618 * v2;
-      const unsigned int v4620 = v4619 + v28;
-      const unsigned int v4621 = v4620 << 6u;
-      const unsigned int v4622 = v4621 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4623 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4625 = v4623 + v71;
-      const unsigned int v4626 = v4625 + v69;
-      iron_copy_async<16>(shm1 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), k + v4622, v4616);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4627 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4628 = v4627 < v37;
-      const unsigned int v4629 = v4628 ? v4627 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4630 = v31 + v4629;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4631 = v4630 * v2;
-      const unsigned int v4632 = v4631 + v28;
-      const unsigned int v4633 = v4632 << 6u;
-      const unsigned int v4634 = v4633 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4635 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4637 = v4635 + v102;
-      const unsigned int v4638 = v4637 + v100;
-      iron_copy_async<16>(shm1 + (v4638 ^ (((v4638 >> 6u) & 7u) << 3u)), k + v4634, v4628);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), v + v4622, v4616);
-      iron_copy_async<16>(shm2 + (v4638 ^ (((v4638 >> 6u) & 7u) << 3u)), v + v4634, v4628);
+    const bool v4199 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v4199) {
+      const unsigned int v4203 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4204 = v4203 < v37;
+      const unsigned int v4205 = v4204 ? v4203 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4206 = v31 + v4205;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4207 = v4206 * v2;
+      const unsigned int v4208 = v4207 + v28;
+      const unsigned int v4209 = v4208 << 6u;
+      const unsigned int v4210 = v4209 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4211 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4213 = v4211 + v71;
+      const unsigned int v4214 = v4213 + v69;
+      iron_copy_async<16>(shm1 + (v4214 ^ (((v4214 >> 6u) & 7u) << 3u)), k + v4210, v4204);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v4215 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4216 = v4215 < v37;
+      const unsigned int v4217 = v4216 ? v4215 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4218 = v31 + v4217;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4219 = v4218 * v2;
+      const unsigned int v4220 = v4219 + v28;
+      const unsigned int v4221 = v4220 << 6u;
+      const unsigned int v4222 = v4221 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4223 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4225 = v4223 + v102;
+      const unsigned int v4226 = v4225 + v100;
+      iron_copy_async<16>(shm1 + (v4226 ^ (((v4226 >> 6u) & 7u) << 3u)), k + v4222, v4216);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v4214 ^ (((v4214 >> 6u) & 7u) << 3u)), v + v4210, v4204);
+      iron_copy_async<16>(shm2 + (v4226 ^ (((v4226 >> 6u) & 7u) << 3u)), v + v4222, v4216);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v2828 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v2829 = v2828 << 6u;
-    const unsigned int v4357 = v41 & 3u;
-    const unsigned int v4359 = v4357 << 4u;
-    const unsigned int v4361 = v4359 << 6u;
-    const unsigned int v4363 = v2829 + v4361;
-    const unsigned int v4374 = v4363 + 16u;
-    const unsigned int v4383 = v4363 + 32u;
-    const unsigned int v4392 = v4363 + 48u;
-    const bool v2847 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v4172 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v4173 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4177 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4178 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4182 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4183 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4187 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4188 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4192 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4193 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4197 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4198 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4202 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4203 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4207 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4208 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4212 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4213 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4217 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4218 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4222 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4223 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4227 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4228 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4232 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4233 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4237 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4238 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4242 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4243 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4247 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4248 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4252 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4253 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4257 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4258 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4262 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4263 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4267 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4268 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4272 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4273 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4277 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4278 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4282 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4283 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4287 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4288 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4292 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4293 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4297 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4298 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4302 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4303 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4307 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4308 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4312 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4313 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4317 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4318 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4322 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4323 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4327 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4328 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4340 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v2622 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v2623 = v2622 << 6u;
+    const unsigned int v3945 = v41 & 3u;
+    const unsigned int v3947 = v3945 << 4u;
+    const unsigned int v3949 = v3947 << 6u;
+    const unsigned int v3951 = v2623 + v3949;
+    const unsigned int v3962 = v3951 + 16u;
+    const unsigned int v3971 = v3951 + 32u;
+    const unsigned int v3980 = v3951 + 48u;
+    const bool v2641 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v3760 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v3761 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
+    const unsigned int v3765 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3766 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
+    const unsigned int v3770 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3771 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
+    const unsigned int v3775 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3776 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
+    const unsigned int v3780 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
+    const unsigned int v3781 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
+    const unsigned int v3785 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
+    const unsigned int v3786 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
+    const unsigned int v3790 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
+    const unsigned int v3791 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
+    const unsigned int v3795 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
+    const unsigned int v3796 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
+    const unsigned int v3800 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
+    const unsigned int v3801 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
+    const unsigned int v3805 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
+    const unsigned int v3806 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
+    const unsigned int v3810 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
+    const unsigned int v3811 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
+    const unsigned int v3815 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
+    const unsigned int v3816 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
+    const unsigned int v3820 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
+    const unsigned int v3821 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
+    const unsigned int v3825 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
+    const unsigned int v3826 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
+    const unsigned int v3830 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
+    const unsigned int v3831 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
+    const unsigned int v3835 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
+    const unsigned int v3836 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
+    const unsigned int v3840 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
+    const unsigned int v3841 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
+    const unsigned int v3845 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
+    const unsigned int v3846 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
+    const unsigned int v3850 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
+    const unsigned int v3851 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
+    const unsigned int v3855 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
+    const unsigned int v3856 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
+    const unsigned int v3860 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
+    const unsigned int v3861 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
+    const unsigned int v3865 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
+    const unsigned int v3866 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
+    const unsigned int v3870 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
+    const unsigned int v3871 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
+    const unsigned int v3875 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
+    const unsigned int v3876 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
+    const unsigned int v3880 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
+    const unsigned int v3881 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
+    const unsigned int v3885 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
+    const unsigned int v3886 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
+    const unsigned int v3890 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
+    const unsigned int v3891 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
+    const unsigned int v3895 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
+    const unsigned int v3896 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
+    const unsigned int v3900 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
+    const unsigned int v3901 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
+    const unsigned int v3905 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
+    const unsigned int v3906 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
+    const unsigned int v3910 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
+    const unsigned int v3911 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
+    const unsigned int v3915 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
+    const unsigned int v3916 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
+    const unsigned int v3928 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2678 = v199; v2678 < v183; v2678 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v2679 = v2678 - v199;
-      const unsigned int v2680 = v2679 >> 6u;
-      const unsigned int v2682 = v2680 & 1u;
+    for (unsigned int v2472 = v199; v2472 < v183; v2472 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v2473 = v2472 - v199;
+      const unsigned int v2474 = v2473 >> 6u;
+      const unsigned int v2476 = v2474 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2685 = v2678 + 64u;
-      const unsigned int v2687 = v2680 + 1u;
-      const unsigned int v2688 = v2687 & 1u;
-      const bool v2689 = v2685 < v183;
-      if (v2689) {
-        const unsigned int v2691 = v2688 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v2701 = v2685 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2702 = v2701 < v37;
-        const unsigned int v2705 = v2702 ? v2701 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2707 = v31 + v2705;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2708 = v2707 * v2;
-        const unsigned int v2709 = v2708 + v28;
-        const unsigned int v2710 = v2709 << 6u;
-        const unsigned int v2711 = v2710 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2719 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2720 = v2691 + v2719;
-        const unsigned int v2721 = v2720 + v71;
-        const unsigned int v2722 = v2721 + v69;
-        iron_copy_async<16>(shm1 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), k + v2711, v2702);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2732 = v2685 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2733 = v2732 < v37;
-        const unsigned int v2736 = v2733 ? v2732 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2738 = v31 + v2736;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2739 = v2738 * v2;
-        const unsigned int v2740 = v2739 + v28;
-        const unsigned int v2741 = v2740 << 6u;
-        const unsigned int v2742 = v2741 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2750 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2751 = v2691 + v2750;
-        const unsigned int v2752 = v2751 + v102;
-        const unsigned int v2753 = v2752 + v100;
-        iron_copy_async<16>(shm1 + (v2753 ^ (((v2753 >> 6u) & 7u) << 3u)), k + v2742, v2733);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), v + v2711, v2702);
-        iron_copy_async<16>(shm2 + (v2753 ^ (((v2753 >> 6u) & 7u) << 3u)), v + v2742, v2733);
+      const unsigned int v2479 = v2472 + 64u;
+      const unsigned int v2481 = v2474 + 1u;
+      const unsigned int v2482 = v2481 & 1u;
+      const bool v2483 = v2479 < v183;
+      if (v2483) {
+        const unsigned int v2485 = v2482 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v2495 = v2479 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2496 = v2495 < v37;
+        const unsigned int v2499 = v2496 ? v2495 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2501 = v31 + v2499;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2502 = v2501 * v2;
+        const unsigned int v2503 = v2502 + v28;
+        const unsigned int v2504 = v2503 << 6u;
+        const unsigned int v2505 = v2504 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2513 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2514 = v2485 + v2513;
+        const unsigned int v2515 = v2514 + v71;
+        const unsigned int v2516 = v2515 + v69;
+        iron_copy_async<16>(shm1 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), k + v2505, v2496);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v2526 = v2479 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2527 = v2526 < v37;
+        const unsigned int v2530 = v2527 ? v2526 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2532 = v31 + v2530;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2533 = v2532 * v2;
+        const unsigned int v2534 = v2533 + v28;
+        const unsigned int v2535 = v2534 << 6u;
+        const unsigned int v2536 = v2535 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2544 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2545 = v2485 + v2544;
+        const unsigned int v2546 = v2545 + v102;
+        const unsigned int v2547 = v2546 + v100;
+        iron_copy_async<16>(shm1 + (v2547 ^ (((v2547 >> 6u) & 7u) << 3u)), k + v2536, v2527);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v2516 ^ (((v2516 >> 6u) & 7u) << 3u)), v + v2505, v2496);
+        iron_copy_async<16>(shm2 + (v2547 ^ (((v2547 >> 6u) & 7u) << 3u)), v + v2536, v2527);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v2819;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v2819, 0.0f);
-      const unsigned int v2823 = v2682 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v4370;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v4370, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4370, shm0, v4363, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4372;
-      iron_frag_fill(v4372, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4372, shm1, v2823, 64u);
-      iron_frag_mma_sync(v2819, v4370, v4372);
-      const unsigned int v4377 = v2823 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4379;
-      iron_frag_fill(v4379, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4379, shm0, v4374, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4381;
-      iron_frag_fill(v4381, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4381, shm1, v4377, 64u);
-      iron_frag_mma_sync(v2819, v4379, v4381);
-      const unsigned int v4386 = v2823 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4388;
-      iron_frag_fill(v4388, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4388, shm0, v4383, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4390;
-      iron_frag_fill(v4390, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4390, shm1, v4386, 64u);
-      iron_frag_mma_sync(v2819, v4388, v4390);
-      const unsigned int v4395 = v2823 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4397;
-      iron_frag_fill(v4397, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4397, shm0, v4392, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4399;
-      iron_frag_fill(v4399, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4399, shm1, v4395, 64u);
-      iron_frag_mma_sync(v2819, v4397, v4399);
-      const bool v2834 = v2685 <= v37;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v2842 = v2685 + v18;
-      const bool v2843 = v2842 <= v186;
-      const bool v2844 = v182 || v2843;
-      const bool v2845 = v2834 && v2844;
-      const unsigned int v2848 = v2678 + v7;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v2849 = v2848 + v18;
-      const bool v2851 = v175 <= v2849;
-      const bool v2852 = v2847 || v2851;
-      const bool v2853 = v2845 && v2852;  // kernels/sdpa/flash_tile.hpp:146
-      if (v2853) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v2856 = v2819.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v2857 = v2856 * v201;
-        v2819.x[0] = v2857;
-        const float v2860 = v2819.x[1];
-        const float v2861 = v2860 * v201;
-        v2819.x[1] = v2861;
-        const float v2864 = v2819.x[2];
-        const float v2865 = v2864 * v201;
-        v2819.x[2] = v2865;
-        const float v2868 = v2819.x[3];
-        const float v2869 = v2868 * v201;
-        v2819.x[3] = v2869;
-        const float v2872 = v2819.x[4];
-        const float v2873 = v2872 * v201;
-        v2819.x[4] = v2873;
-        const float v2876 = v2819.x[5];
-        const float v2877 = v2876 * v201;
-        v2819.x[5] = v2877;
-        const float v2880 = v2819.x[6];
-        const float v2881 = v2880 * v201;
-        v2819.x[6] = v2881;
-        const float v2884 = v2819.x[7];
-        const float v2885 = v2884 * v201;
-        v2819.x[7] = v2885;
-        const float v2888 = v2819.x[8];
-        const float v2889 = v2888 * v201;
-        v2819.x[8] = v2889;
-        const float v2892 = v2819.x[9];
-        const float v2893 = v2892 * v201;
-        v2819.x[9] = v2893;
-        const float v2896 = v2819.x[10];
-        const float v2897 = v2896 * v201;
-        v2819.x[10] = v2897;
-        const float v2900 = v2819.x[11];
-        const float v2901 = v2900 * v201;
-        v2819.x[11] = v2901;
-        const float v2904 = v2819.x[12];
-        const float v2905 = v2904 * v201;
-        v2819.x[12] = v2905;
-        const float v2908 = v2819.x[13];
-        const float v2909 = v2908 * v201;
-        v2819.x[13] = v2909;
-        const float v2912 = v2819.x[14];
-        const float v2913 = v2912 * v201;
-        v2819.x[14] = v2913;
-        const float v2916 = v2819.x[15];
-        const float v2917 = v2916 * v201;
-        v2819.x[15] = v2917;
-        const float v2920 = v2819.x[16];
-        const float v2921 = v2920 * v201;
-        v2819.x[16] = v2921;
-        const float v2924 = v2819.x[17];
-        const float v2925 = v2924 * v201;
-        v2819.x[17] = v2925;
-        const float v2928 = v2819.x[18];
-        const float v2929 = v2928 * v201;
-        v2819.x[18] = v2929;
-        const float v2932 = v2819.x[19];
-        const float v2933 = v2932 * v201;
-        v2819.x[19] = v2933;
-        const float v2936 = v2819.x[20];
-        const float v2937 = v2936 * v201;
-        v2819.x[20] = v2937;
-        const float v2940 = v2819.x[21];
-        const float v2941 = v2940 * v201;
-        v2819.x[21] = v2941;
-        const float v2944 = v2819.x[22];
-        const float v2945 = v2944 * v201;
-        v2819.x[22] = v2945;
-        const float v2948 = v2819.x[23];
-        const float v2949 = v2948 * v201;
-        v2819.x[23] = v2949;
-        const float v2952 = v2819.x[24];
-        const float v2953 = v2952 * v201;
-        v2819.x[24] = v2953;
-        const float v2956 = v2819.x[25];
-        const float v2957 = v2956 * v201;
-        v2819.x[25] = v2957;
-        const float v2960 = v2819.x[26];
-        const float v2961 = v2960 * v201;
-        v2819.x[26] = v2961;
-        const float v2964 = v2819.x[27];
-        const float v2965 = v2964 * v201;
-        v2819.x[27] = v2965;
-        const float v2968 = v2819.x[28];
-        const float v2969 = v2968 * v201;
-        v2819.x[28] = v2969;
-        const float v2972 = v2819.x[29];
-        const float v2973 = v2972 * v201;
-        v2819.x[29] = v2973;
-        const float v2976 = v2819.x[30];
-        const float v2977 = v2976 * v201;
-        v2819.x[30] = v2977;
-        const float v2980 = v2819.x[31];
-        const float v2981 = v2980 * v201;
-        v2819.x[31] = v2981;
+      iron_frag<float, 2, 16, 64> v2613;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v2613, 0.0f);
+      const unsigned int v2617 = v2476 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v3958;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v3958, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3958, shm0, v3951, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3960;
+      iron_frag_fill(v3960, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3960, shm1, v2617, 64u);
+      iron_frag_mma_sync(v2613, v3958, v3960);
+      const unsigned int v3965 = v2617 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v3967;
+      iron_frag_fill(v3967, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3967, shm0, v3962, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3969;
+      iron_frag_fill(v3969, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3969, shm1, v3965, 64u);
+      iron_frag_mma_sync(v2613, v3967, v3969);
+      const unsigned int v3974 = v2617 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v3976;
+      iron_frag_fill(v3976, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3976, shm0, v3971, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3978;
+      iron_frag_fill(v3978, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3978, shm1, v3974, 64u);
+      iron_frag_mma_sync(v2613, v3976, v3978);
+      const unsigned int v3983 = v2617 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v3985;
+      iron_frag_fill(v3985, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v3985, shm0, v3980, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v3987;
+      iron_frag_fill(v3987, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v3987, shm1, v3983, 64u);
+      iron_frag_mma_sync(v2613, v3985, v3987);
+      const bool v2628 = v2479 <= v37;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v2636 = v2479 + v18;
+      const bool v2637 = v2636 <= v186;
+      const bool v2638 = v182 || v2637;
+      const bool v2639 = v2628 && v2638;
+      const unsigned int v2642 = v2472 + v7;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v2643 = v2642 + v18;
+      const bool v2645 = v175 <= v2643;
+      const bool v2646 = v2641 || v2645;
+      const bool v2647 = v2639 && v2646;  // kernels/sdpa/flash_tile.hpp:159
+      if (v2647) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v2650 = v2613.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v2651 = v2650 * v201;
+        v2613.x[0] = v2651;
+        const float v2654 = v2613.x[1];
+        const float v2655 = v2654 * v201;
+        v2613.x[1] = v2655;
+        const float v2658 = v2613.x[2];
+        const float v2659 = v2658 * v201;
+        v2613.x[2] = v2659;
+        const float v2662 = v2613.x[3];
+        const float v2663 = v2662 * v201;
+        v2613.x[3] = v2663;
+        const float v2666 = v2613.x[4];
+        const float v2667 = v2666 * v201;
+        v2613.x[4] = v2667;
+        const float v2670 = v2613.x[5];
+        const float v2671 = v2670 * v201;
+        v2613.x[5] = v2671;
+        const float v2674 = v2613.x[6];
+        const float v2675 = v2674 * v201;
+        v2613.x[6] = v2675;
+        const float v2678 = v2613.x[7];
+        const float v2679 = v2678 * v201;
+        v2613.x[7] = v2679;
+        const float v2682 = v2613.x[8];
+        const float v2683 = v2682 * v201;
+        v2613.x[8] = v2683;
+        const float v2686 = v2613.x[9];
+        const float v2687 = v2686 * v201;
+        v2613.x[9] = v2687;
+        const float v2690 = v2613.x[10];
+        const float v2691 = v2690 * v201;
+        v2613.x[10] = v2691;
+        const float v2694 = v2613.x[11];
+        const float v2695 = v2694 * v201;
+        v2613.x[11] = v2695;
+        const float v2698 = v2613.x[12];
+        const float v2699 = v2698 * v201;
+        v2613.x[12] = v2699;
+        const float v2702 = v2613.x[13];
+        const float v2703 = v2702 * v201;
+        v2613.x[13] = v2703;
+        const float v2706 = v2613.x[14];
+        const float v2707 = v2706 * v201;
+        v2613.x[14] = v2707;
+        const float v2710 = v2613.x[15];
+        const float v2711 = v2710 * v201;
+        v2613.x[15] = v2711;
+        const float v2714 = v2613.x[16];
+        const float v2715 = v2714 * v201;
+        v2613.x[16] = v2715;
+        const float v2718 = v2613.x[17];
+        const float v2719 = v2718 * v201;
+        v2613.x[17] = v2719;
+        const float v2722 = v2613.x[18];
+        const float v2723 = v2722 * v201;
+        v2613.x[18] = v2723;
+        const float v2726 = v2613.x[19];
+        const float v2727 = v2726 * v201;
+        v2613.x[19] = v2727;
+        const float v2730 = v2613.x[20];
+        const float v2731 = v2730 * v201;
+        v2613.x[20] = v2731;
+        const float v2734 = v2613.x[21];
+        const float v2735 = v2734 * v201;
+        v2613.x[21] = v2735;
+        const float v2738 = v2613.x[22];
+        const float v2739 = v2738 * v201;
+        v2613.x[22] = v2739;
+        const float v2742 = v2613.x[23];
+        const float v2743 = v2742 * v201;
+        v2613.x[23] = v2743;
+        const float v2746 = v2613.x[24];
+        const float v2747 = v2746 * v201;
+        v2613.x[24] = v2747;
+        const float v2750 = v2613.x[25];
+        const float v2751 = v2750 * v201;
+        v2613.x[25] = v2751;
+        const float v2754 = v2613.x[26];
+        const float v2755 = v2754 * v201;
+        v2613.x[26] = v2755;
+        const float v2758 = v2613.x[27];
+        const float v2759 = v2758 * v201;
+        v2613.x[27] = v2759;
+        const float v2762 = v2613.x[28];
+        const float v2763 = v2762 * v201;
+        v2613.x[28] = v2763;
+        const float v2766 = v2613.x[29];
+        const float v2767 = v2766 * v201;
+        v2613.x[29] = v2767;
+        const float v2770 = v2613.x[30];
+        const float v2771 = v2770 * v201;
+        v2613.x[30] = v2771;
+        const float v2774 = v2613.x[31];
+        const float v2775 = v2774 * v201;
+        v2613.x[31] = v2775;
       } else {
-        const unsigned int v2982 = static_cast<unsigned int>(v2819.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v2983 = static_cast<unsigned int>(v2819.row(0, iron_linear_thread() & 31u));
-        const float v2984 = v2819.x[0];
-        const unsigned int v2985 = v46 + v2983;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v2986 = v2678 + v2982;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v2987 = v2986 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v2990 = v2985 + v37;
-        const unsigned int v2991 = v2986 + v18;
-        const bool v2992 = v2991 <= v2990;
-        const bool v2993 = v182 || v2992;
-        const bool v2994 = v2987 && v2993;
-        const unsigned int v2997 = v2986 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v2998 = v2997 + v18;
-        const bool v3000 = v2990 < v2998;
-        const bool v3001 = v2847 || v3000;
-        const bool v3002 = v2994 && v3001;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3004 = v2984 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3005 = v3002 ? v3004 : __uint_as_float(0xff800000u);
-        v2819.x[0] = v3005;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3006 = static_cast<unsigned int>(v2819.col(1, iron_linear_thread() & 31u));
-        const unsigned int v3007 = static_cast<unsigned int>(v2819.row(1, iron_linear_thread() & 31u));
-        const float v3008 = v2819.x[1];
-        const unsigned int v3009 = v46 + v3007;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3010 = v2678 + v3006;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3011 = v3010 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3014 = v3009 + v37;
-        const unsigned int v3015 = v3010 + v18;
-        const bool v3016 = v3015 <= v3014;
-        const bool v3017 = v182 || v3016;
-        const bool v3018 = v3011 && v3017;
-        const unsigned int v3021 = v3010 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3022 = v3021 + v18;
-        const bool v3024 = v3014 < v3022;
-        const bool v3025 = v2847 || v3024;
-        const bool v3026 = v3018 && v3025;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3028 = v3008 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3029 = v3026 ? v3028 : __uint_as_float(0xff800000u);
-        v2819.x[1] = v3029;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3030 = static_cast<unsigned int>(v2819.col(2, iron_linear_thread() & 31u));
-        const unsigned int v3031 = static_cast<unsigned int>(v2819.row(2, iron_linear_thread() & 31u));
-        const float v3032 = v2819.x[2];
-        const unsigned int v3033 = v46 + v3031;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3034 = v2678 + v3030;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3035 = v3034 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3038 = v3033 + v37;
-        const unsigned int v3039 = v3034 + v18;
-        const bool v3040 = v3039 <= v3038;
-        const bool v3041 = v182 || v3040;
-        const bool v3042 = v3035 && v3041;
-        const unsigned int v3045 = v3034 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3046 = v3045 + v18;
-        const bool v3048 = v3038 < v3046;
-        const bool v3049 = v2847 || v3048;
-        const bool v3050 = v3042 && v3049;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3052 = v3032 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v2777;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v2777, 0.0f);
+        iron_frag<float, 2, 16, 8> v2779;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v2779, 0.0f);
+        const unsigned int v2781 = static_cast<unsigned int>(v2777.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2783 = v46 + v2781;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2785 = v2783 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2786 = v2785 + 1u;
+        const unsigned int v2788 = v2786 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2797 = v2788 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2801 = v2786 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2802 = v195 && v2801;
+        const unsigned int v2803 = v2802 ? v2797 : v47;
+        const unsigned int v2806 = v2803 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2807 = min(v2806, 64u);
+        const bool v2808 = v2803 > v2472;
+        const unsigned int v2809 = v2808 ? v2807 : v47;
+        const float v2810 = __uint_as_float(v2809);
+        v2777.x[0] = v2810;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2812 = static_cast<unsigned int>(v2777.row(1, iron_linear_thread() & 31u));
+        const unsigned int v2814 = v46 + v2812;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2816 = v2814 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2817 = v2816 + 1u;
+        const unsigned int v2819 = v2817 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2828 = v2819 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2832 = v2817 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2833 = v195 && v2832;
+        const unsigned int v2834 = v2833 ? v2828 : v47;
+        const unsigned int v2837 = v2834 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2838 = min(v2837, 64u);
+        const bool v2839 = v2834 > v2472;
+        const unsigned int v2840 = v2839 ? v2838 : v47;
+        const float v2841 = __uint_as_float(v2840);
+        v2777.x[1] = v2841;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2843 = static_cast<unsigned int>(v2777.row(2, iron_linear_thread() & 31u));
+        const unsigned int v2845 = v46 + v2843;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2847 = v2845 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2848 = v2847 + 1u;
+        const unsigned int v2850 = v2848 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2859 = v2850 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2863 = v2848 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2864 = v195 && v2863;
+        const unsigned int v2865 = v2864 ? v2859 : v47;
+        const unsigned int v2868 = v2865 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2869 = min(v2868, 64u);
+        const bool v2870 = v2865 > v2472;
+        const unsigned int v2871 = v2870 ? v2869 : v47;
+        const float v2872 = __uint_as_float(v2871);
+        v2777.x[2] = v2872;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2874 = static_cast<unsigned int>(v2777.row(3, iron_linear_thread() & 31u));
+        const unsigned int v2876 = v46 + v2874;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2878 = v2876 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2879 = v2878 + 1u;
+        const unsigned int v2881 = v2879 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2890 = v2881 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2894 = v2879 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2895 = v195 && v2894;
+        const unsigned int v2896 = v2895 ? v2890 : v47;
+        const unsigned int v2899 = v2896 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2900 = min(v2899, 64u);
+        const bool v2901 = v2896 > v2472;
+        const unsigned int v2902 = v2901 ? v2900 : v47;
+        const float v2903 = __uint_as_float(v2902);
+        v2777.x[3] = v2903;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2905 = static_cast<unsigned int>(v2779.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v2907 = v46 + v2905;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v2909 = v2907 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2910 = v2909 + 1u;
+        const unsigned int v2912 = v2910 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2913 = min(v37, v2912);
+        const bool v2914 = v2910 > v18;
+        const unsigned int v2915 = v2914 ? v2913 : v47;
+        const unsigned int v2918 = v182 ? v37 : v2915;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v2930 = v2918 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2931 = min(v2930, 64u);
+        const bool v2932 = v2918 > v2472;
+        const unsigned int v2933 = v2932 ? v2931 : v47;
+        const float v2934 = __uint_as_float(v2933);
+        v2779.x[0] = v2934;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v2936 = static_cast<unsigned int>(v2779.row(1, iron_linear_thread() & 31u));
+        const unsigned int v2938 = v46 + v2936;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v2940 = v2938 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2941 = v2940 + 1u;
+        const unsigned int v2943 = v2941 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2944 = min(v37, v2943);
+        const bool v2945 = v2941 > v18;
+        const unsigned int v2946 = v2945 ? v2944 : v47;
+        const unsigned int v2949 = v182 ? v37 : v2946;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v2961 = v2949 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2962 = min(v2961, 64u);
+        const bool v2963 = v2949 > v2472;
+        const unsigned int v2964 = v2963 ? v2962 : v47;
+        const float v2965 = __uint_as_float(v2964);
+        v2779.x[1] = v2965;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v2967 = static_cast<unsigned int>(v2779.row(2, iron_linear_thread() & 31u));
+        const unsigned int v2969 = v46 + v2967;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v2971 = v2969 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2972 = v2971 + 1u;
+        const unsigned int v2974 = v2972 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2975 = min(v37, v2974);
+        const bool v2976 = v2972 > v18;
+        const unsigned int v2977 = v2976 ? v2975 : v47;
+        const unsigned int v2980 = v182 ? v37 : v2977;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v2992 = v2980 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2993 = min(v2992, 64u);
+        const bool v2994 = v2980 > v2472;
+        const unsigned int v2995 = v2994 ? v2993 : v47;
+        const float v2996 = __uint_as_float(v2995);
+        v2779.x[2] = v2996;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v2998 = static_cast<unsigned int>(v2779.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3000 = v46 + v2998;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3002 = v3000 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3003 = v3002 + 1u;
+        const unsigned int v3005 = v3003 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3006 = min(v37, v3005);
+        const bool v3007 = v3003 > v18;
+        const unsigned int v3008 = v3007 ? v3006 : v47;
+        const unsigned int v3011 = v182 ? v37 : v3008;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3023 = v3011 - v2472;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3024 = min(v3023, 64u);
+        const bool v3025 = v3011 > v2472;
+        const unsigned int v3026 = v3025 ? v3024 : v47;
+        const float v3027 = __uint_as_float(v3026);
+        v2779.x[3] = v3027;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3028 = static_cast<unsigned int>(v2613.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v3030 = v2613.x[0];
+        const float v3031 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3032 = __float_as_uint(v3031);
+        const bool v3033 = v3028 >= v3032;
+        const float v3034 = v2779.x[0];
+        const unsigned int v3035 = __float_as_uint(v3034);
+        const bool v3036 = v3028 < v3035;
+        const bool v3037 = v3033 && v3036;
+        const float v3039 = v3030 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3040 = v3037 ? v3039 : __uint_as_float(0xff800000u);
+        v2613.x[0] = v3040;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3041 = static_cast<unsigned int>(v2613.col(1, iron_linear_thread() & 31u));
+        const float v3043 = v2613.x[1];
+        const float v3044 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3045 = __float_as_uint(v3044);
+        const bool v3046 = v3041 >= v3045;
+        const float v3047 = v2779.x[0];
+        const unsigned int v3048 = __float_as_uint(v3047);
+        const bool v3049 = v3041 < v3048;
+        const bool v3050 = v3046 && v3049;
+        const float v3052 = v3043 * v201;  // kernels/sdpa/flash_tile.hpp:181
         const float v3053 = v3050 ? v3052 : __uint_as_float(0xff800000u);
-        v2819.x[2] = v3053;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3054 = static_cast<unsigned int>(v2819.col(3, iron_linear_thread() & 31u));
-        const unsigned int v3055 = static_cast<unsigned int>(v2819.row(3, iron_linear_thread() & 31u));
-        const float v3056 = v2819.x[3];
-        const unsigned int v3057 = v46 + v3055;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3058 = v2678 + v3054;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3059 = v3058 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3062 = v3057 + v37;
-        const unsigned int v3063 = v3058 + v18;
-        const bool v3064 = v3063 <= v3062;
-        const bool v3065 = v182 || v3064;
-        const bool v3066 = v3059 && v3065;
-        const unsigned int v3069 = v3058 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3070 = v3069 + v18;
-        const bool v3072 = v3062 < v3070;
-        const bool v3073 = v2847 || v3072;
-        const bool v3074 = v3066 && v3073;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3076 = v3056 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3077 = v3074 ? v3076 : __uint_as_float(0xff800000u);
-        v2819.x[3] = v3077;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3078 = static_cast<unsigned int>(v2819.col(4, iron_linear_thread() & 31u));
-        const unsigned int v3079 = static_cast<unsigned int>(v2819.row(4, iron_linear_thread() & 31u));
-        const float v3080 = v2819.x[4];
-        const unsigned int v3081 = v46 + v3079;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3082 = v2678 + v3078;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3083 = v3082 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3086 = v3081 + v37;
-        const unsigned int v3087 = v3082 + v18;
-        const bool v3088 = v3087 <= v3086;
-        const bool v3089 = v182 || v3088;
-        const bool v3090 = v3083 && v3089;
-        const unsigned int v3093 = v3082 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3094 = v3093 + v18;
-        const bool v3096 = v3086 < v3094;
-        const bool v3097 = v2847 || v3096;
-        const bool v3098 = v3090 && v3097;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3100 = v3080 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3101 = v3098 ? v3100 : __uint_as_float(0xff800000u);
-        v2819.x[4] = v3101;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3102 = static_cast<unsigned int>(v2819.col(5, iron_linear_thread() & 31u));
-        const unsigned int v3103 = static_cast<unsigned int>(v2819.row(5, iron_linear_thread() & 31u));
-        const float v3104 = v2819.x[5];
-        const unsigned int v3105 = v46 + v3103;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3106 = v2678 + v3102;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3107 = v3106 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3110 = v3105 + v37;
-        const unsigned int v3111 = v3106 + v18;
-        const bool v3112 = v3111 <= v3110;
-        const bool v3113 = v182 || v3112;
-        const bool v3114 = v3107 && v3113;
-        const unsigned int v3117 = v3106 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3118 = v3117 + v18;
-        const bool v3120 = v3110 < v3118;
-        const bool v3121 = v2847 || v3120;
-        const bool v3122 = v3114 && v3121;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3124 = v3104 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3125 = v3122 ? v3124 : __uint_as_float(0xff800000u);
-        v2819.x[5] = v3125;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3126 = static_cast<unsigned int>(v2819.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3127 = static_cast<unsigned int>(v2819.row(6, iron_linear_thread() & 31u));
-        const float v3128 = v2819.x[6];
-        const unsigned int v3129 = v46 + v3127;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3130 = v2678 + v3126;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3131 = v3130 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3134 = v3129 + v37;
-        const unsigned int v3135 = v3130 + v18;
-        const bool v3136 = v3135 <= v3134;
-        const bool v3137 = v182 || v3136;
-        const bool v3138 = v3131 && v3137;
-        const unsigned int v3141 = v3130 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3142 = v3141 + v18;
-        const bool v3144 = v3134 < v3142;
-        const bool v3145 = v2847 || v3144;
-        const bool v3146 = v3138 && v3145;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3148 = v3128 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3149 = v3146 ? v3148 : __uint_as_float(0xff800000u);
-        v2819.x[6] = v3149;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3150 = static_cast<unsigned int>(v2819.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3151 = static_cast<unsigned int>(v2819.row(7, iron_linear_thread() & 31u));
-        const float v3152 = v2819.x[7];
-        const unsigned int v3153 = v46 + v3151;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3154 = v2678 + v3150;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3155 = v3154 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3158 = v3153 + v37;
-        const unsigned int v3159 = v3154 + v18;
-        const bool v3160 = v3159 <= v3158;
-        const bool v3161 = v182 || v3160;
-        const bool v3162 = v3155 && v3161;
-        const unsigned int v3165 = v3154 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3166 = v3165 + v18;
-        const bool v3168 = v3158 < v3166;
-        const bool v3169 = v2847 || v3168;
-        const bool v3170 = v3162 && v3169;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3172 = v3152 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3173 = v3170 ? v3172 : __uint_as_float(0xff800000u);
-        v2819.x[7] = v3173;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3174 = static_cast<unsigned int>(v2819.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3175 = static_cast<unsigned int>(v2819.row(8, iron_linear_thread() & 31u));
-        const float v3176 = v2819.x[8];
-        const unsigned int v3177 = v46 + v3175;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3178 = v2678 + v3174;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3179 = v3178 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3182 = v3177 + v37;
-        const unsigned int v3183 = v3178 + v18;
-        const bool v3184 = v3183 <= v3182;
-        const bool v3185 = v182 || v3184;
-        const bool v3186 = v3179 && v3185;
-        const unsigned int v3189 = v3178 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3190 = v3189 + v18;
-        const bool v3192 = v3182 < v3190;
-        const bool v3193 = v2847 || v3192;
-        const bool v3194 = v3186 && v3193;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3196 = v3176 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3197 = v3194 ? v3196 : __uint_as_float(0xff800000u);
-        v2819.x[8] = v3197;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3198 = static_cast<unsigned int>(v2819.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3199 = static_cast<unsigned int>(v2819.row(9, iron_linear_thread() & 31u));
-        const float v3200 = v2819.x[9];
-        const unsigned int v3201 = v46 + v3199;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3202 = v2678 + v3198;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3203 = v3202 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3206 = v3201 + v37;
-        const unsigned int v3207 = v3202 + v18;
-        const bool v3208 = v3207 <= v3206;
-        const bool v3209 = v182 || v3208;
-        const bool v3210 = v3203 && v3209;
-        const unsigned int v3213 = v3202 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3214 = v3213 + v18;
-        const bool v3216 = v3206 < v3214;
-        const bool v3217 = v2847 || v3216;
-        const bool v3218 = v3210 && v3217;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3220 = v3200 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3221 = v3218 ? v3220 : __uint_as_float(0xff800000u);
-        v2819.x[9] = v3221;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3222 = static_cast<unsigned int>(v2819.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3223 = static_cast<unsigned int>(v2819.row(10, iron_linear_thread() & 31u));
-        const float v3224 = v2819.x[10];
-        const unsigned int v3225 = v46 + v3223;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3226 = v2678 + v3222;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3227 = v3226 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3230 = v3225 + v37;
-        const unsigned int v3231 = v3226 + v18;
-        const bool v3232 = v3231 <= v3230;
-        const bool v3233 = v182 || v3232;
-        const bool v3234 = v3227 && v3233;
-        const unsigned int v3237 = v3226 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3238 = v3237 + v18;
-        const bool v3240 = v3230 < v3238;
-        const bool v3241 = v2847 || v3240;
-        const bool v3242 = v3234 && v3241;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3244 = v3224 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3245 = v3242 ? v3244 : __uint_as_float(0xff800000u);
-        v2819.x[10] = v3245;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3246 = static_cast<unsigned int>(v2819.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3247 = static_cast<unsigned int>(v2819.row(11, iron_linear_thread() & 31u));
-        const float v3248 = v2819.x[11];
-        const unsigned int v3249 = v46 + v3247;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3250 = v2678 + v3246;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3251 = v3250 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3254 = v3249 + v37;
-        const unsigned int v3255 = v3250 + v18;
-        const bool v3256 = v3255 <= v3254;
-        const bool v3257 = v182 || v3256;
-        const bool v3258 = v3251 && v3257;
-        const unsigned int v3261 = v3250 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3262 = v3261 + v18;
-        const bool v3264 = v3254 < v3262;
-        const bool v3265 = v2847 || v3264;
-        const bool v3266 = v3258 && v3265;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3268 = v3248 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3269 = v3266 ? v3268 : __uint_as_float(0xff800000u);
-        v2819.x[11] = v3269;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3270 = static_cast<unsigned int>(v2819.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3271 = static_cast<unsigned int>(v2819.row(12, iron_linear_thread() & 31u));
-        const float v3272 = v2819.x[12];
-        const unsigned int v3273 = v46 + v3271;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3274 = v2678 + v3270;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3275 = v3274 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3278 = v3273 + v37;
-        const unsigned int v3279 = v3274 + v18;
-        const bool v3280 = v3279 <= v3278;
-        const bool v3281 = v182 || v3280;
-        const bool v3282 = v3275 && v3281;
-        const unsigned int v3285 = v3274 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3286 = v3285 + v18;
-        const bool v3288 = v3278 < v3286;
-        const bool v3289 = v2847 || v3288;
-        const bool v3290 = v3282 && v3289;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3292 = v3272 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3293 = v3290 ? v3292 : __uint_as_float(0xff800000u);
-        v2819.x[12] = v3293;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3294 = static_cast<unsigned int>(v2819.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3295 = static_cast<unsigned int>(v2819.row(13, iron_linear_thread() & 31u));
-        const float v3296 = v2819.x[13];
-        const unsigned int v3297 = v46 + v3295;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3298 = v2678 + v3294;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3299 = v3298 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3302 = v3297 + v37;
-        const unsigned int v3303 = v3298 + v18;
-        const bool v3304 = v3303 <= v3302;
-        const bool v3305 = v182 || v3304;
-        const bool v3306 = v3299 && v3305;
-        const unsigned int v3309 = v3298 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3310 = v3309 + v18;
-        const bool v3312 = v3302 < v3310;
-        const bool v3313 = v2847 || v3312;
-        const bool v3314 = v3306 && v3313;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3316 = v3296 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3317 = v3314 ? v3316 : __uint_as_float(0xff800000u);
-        v2819.x[13] = v3317;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3318 = static_cast<unsigned int>(v2819.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3319 = static_cast<unsigned int>(v2819.row(14, iron_linear_thread() & 31u));
-        const float v3320 = v2819.x[14];
-        const unsigned int v3321 = v46 + v3319;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3322 = v2678 + v3318;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3323 = v3322 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3326 = v3321 + v37;
-        const unsigned int v3327 = v3322 + v18;
-        const bool v3328 = v3327 <= v3326;
-        const bool v3329 = v182 || v3328;
-        const bool v3330 = v3323 && v3329;
-        const unsigned int v3333 = v3322 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3334 = v3333 + v18;
-        const bool v3336 = v3326 < v3334;
-        const bool v3337 = v2847 || v3336;
-        const bool v3338 = v3330 && v3337;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3340 = v3320 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3341 = v3338 ? v3340 : __uint_as_float(0xff800000u);
-        v2819.x[14] = v3341;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3342 = static_cast<unsigned int>(v2819.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3343 = static_cast<unsigned int>(v2819.row(15, iron_linear_thread() & 31u));
-        const float v3344 = v2819.x[15];
-        const unsigned int v3345 = v46 + v3343;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3346 = v2678 + v3342;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3347 = v3346 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3350 = v3345 + v37;
-        const unsigned int v3351 = v3346 + v18;
-        const bool v3352 = v3351 <= v3350;
-        const bool v3353 = v182 || v3352;
-        const bool v3354 = v3347 && v3353;
-        const unsigned int v3357 = v3346 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3358 = v3357 + v18;
-        const bool v3360 = v3350 < v3358;
-        const bool v3361 = v2847 || v3360;
-        const bool v3362 = v3354 && v3361;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3364 = v3344 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        v2613.x[1] = v3053;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3054 = static_cast<unsigned int>(v2613.col(2, iron_linear_thread() & 31u));
+        const float v3056 = v2613.x[2];
+        const float v3057 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3058 = __float_as_uint(v3057);
+        const bool v3059 = v3054 >= v3058;
+        const float v3060 = v2779.x[2];
+        const unsigned int v3061 = __float_as_uint(v3060);
+        const bool v3062 = v3054 < v3061;
+        const bool v3063 = v3059 && v3062;
+        const float v3065 = v3056 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3066 = v3063 ? v3065 : __uint_as_float(0xff800000u);
+        v2613.x[2] = v3066;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3067 = static_cast<unsigned int>(v2613.col(3, iron_linear_thread() & 31u));
+        const float v3069 = v2613.x[3];
+        const float v3070 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3071 = __float_as_uint(v3070);
+        const bool v3072 = v3067 >= v3071;
+        const float v3073 = v2779.x[2];
+        const unsigned int v3074 = __float_as_uint(v3073);
+        const bool v3075 = v3067 < v3074;
+        const bool v3076 = v3072 && v3075;
+        const float v3078 = v3069 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3079 = v3076 ? v3078 : __uint_as_float(0xff800000u);
+        v2613.x[3] = v3079;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3080 = static_cast<unsigned int>(v2613.col(4, iron_linear_thread() & 31u));
+        const float v3082 = v2613.x[4];
+        const float v3083 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3084 = __float_as_uint(v3083);
+        const bool v3085 = v3080 >= v3084;
+        const float v3086 = v2779.x[0];
+        const unsigned int v3087 = __float_as_uint(v3086);
+        const bool v3088 = v3080 < v3087;
+        const bool v3089 = v3085 && v3088;
+        const float v3091 = v3082 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3092 = v3089 ? v3091 : __uint_as_float(0xff800000u);
+        v2613.x[4] = v3092;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3093 = static_cast<unsigned int>(v2613.col(5, iron_linear_thread() & 31u));
+        const float v3095 = v2613.x[5];
+        const float v3096 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3097 = __float_as_uint(v3096);
+        const bool v3098 = v3093 >= v3097;
+        const float v3099 = v2779.x[0];
+        const unsigned int v3100 = __float_as_uint(v3099);
+        const bool v3101 = v3093 < v3100;
+        const bool v3102 = v3098 && v3101;
+        const float v3104 = v3095 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3105 = v3102 ? v3104 : __uint_as_float(0xff800000u);
+        v2613.x[5] = v3105;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3106 = static_cast<unsigned int>(v2613.col(6, iron_linear_thread() & 31u));
+        const float v3108 = v2613.x[6];
+        const float v3109 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3110 = __float_as_uint(v3109);
+        const bool v3111 = v3106 >= v3110;
+        const float v3112 = v2779.x[2];
+        const unsigned int v3113 = __float_as_uint(v3112);
+        const bool v3114 = v3106 < v3113;
+        const bool v3115 = v3111 && v3114;
+        const float v3117 = v3108 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3118 = v3115 ? v3117 : __uint_as_float(0xff800000u);
+        v2613.x[6] = v3118;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3119 = static_cast<unsigned int>(v2613.col(7, iron_linear_thread() & 31u));
+        const float v3121 = v2613.x[7];
+        const float v3122 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3123 = __float_as_uint(v3122);
+        const bool v3124 = v3119 >= v3123;
+        const float v3125 = v2779.x[2];
+        const unsigned int v3126 = __float_as_uint(v3125);
+        const bool v3127 = v3119 < v3126;
+        const bool v3128 = v3124 && v3127;
+        const float v3130 = v3121 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3131 = v3128 ? v3130 : __uint_as_float(0xff800000u);
+        v2613.x[7] = v3131;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3132 = static_cast<unsigned int>(v2613.col(8, iron_linear_thread() & 31u));
+        const float v3134 = v2613.x[8];
+        const float v3135 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3136 = __float_as_uint(v3135);
+        const bool v3137 = v3132 >= v3136;
+        const float v3138 = v2779.x[0];
+        const unsigned int v3139 = __float_as_uint(v3138);
+        const bool v3140 = v3132 < v3139;
+        const bool v3141 = v3137 && v3140;
+        const float v3143 = v3134 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3144 = v3141 ? v3143 : __uint_as_float(0xff800000u);
+        v2613.x[8] = v3144;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3145 = static_cast<unsigned int>(v2613.col(9, iron_linear_thread() & 31u));
+        const float v3147 = v2613.x[9];
+        const float v3148 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3149 = __float_as_uint(v3148);
+        const bool v3150 = v3145 >= v3149;
+        const float v3151 = v2779.x[0];
+        const unsigned int v3152 = __float_as_uint(v3151);
+        const bool v3153 = v3145 < v3152;
+        const bool v3154 = v3150 && v3153;
+        const float v3156 = v3147 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3157 = v3154 ? v3156 : __uint_as_float(0xff800000u);
+        v2613.x[9] = v3157;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3158 = static_cast<unsigned int>(v2613.col(10, iron_linear_thread() & 31u));
+        const float v3160 = v2613.x[10];
+        const float v3161 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3162 = __float_as_uint(v3161);
+        const bool v3163 = v3158 >= v3162;
+        const float v3164 = v2779.x[2];
+        const unsigned int v3165 = __float_as_uint(v3164);
+        const bool v3166 = v3158 < v3165;
+        const bool v3167 = v3163 && v3166;
+        const float v3169 = v3160 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3170 = v3167 ? v3169 : __uint_as_float(0xff800000u);
+        v2613.x[10] = v3170;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3171 = static_cast<unsigned int>(v2613.col(11, iron_linear_thread() & 31u));
+        const float v3173 = v2613.x[11];
+        const float v3174 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3175 = __float_as_uint(v3174);
+        const bool v3176 = v3171 >= v3175;
+        const float v3177 = v2779.x[2];
+        const unsigned int v3178 = __float_as_uint(v3177);
+        const bool v3179 = v3171 < v3178;
+        const bool v3180 = v3176 && v3179;
+        const float v3182 = v3173 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3183 = v3180 ? v3182 : __uint_as_float(0xff800000u);
+        v2613.x[11] = v3183;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3184 = static_cast<unsigned int>(v2613.col(12, iron_linear_thread() & 31u));
+        const float v3186 = v2613.x[12];
+        const float v3187 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3188 = __float_as_uint(v3187);
+        const bool v3189 = v3184 >= v3188;
+        const float v3190 = v2779.x[0];
+        const unsigned int v3191 = __float_as_uint(v3190);
+        const bool v3192 = v3184 < v3191;
+        const bool v3193 = v3189 && v3192;
+        const float v3195 = v3186 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3196 = v3193 ? v3195 : __uint_as_float(0xff800000u);
+        v2613.x[12] = v3196;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3197 = static_cast<unsigned int>(v2613.col(13, iron_linear_thread() & 31u));
+        const float v3199 = v2613.x[13];
+        const float v3200 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3201 = __float_as_uint(v3200);
+        const bool v3202 = v3197 >= v3201;
+        const float v3203 = v2779.x[0];
+        const unsigned int v3204 = __float_as_uint(v3203);
+        const bool v3205 = v3197 < v3204;
+        const bool v3206 = v3202 && v3205;
+        const float v3208 = v3199 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3209 = v3206 ? v3208 : __uint_as_float(0xff800000u);
+        v2613.x[13] = v3209;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3210 = static_cast<unsigned int>(v2613.col(14, iron_linear_thread() & 31u));
+        const float v3212 = v2613.x[14];
+        const float v3213 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3214 = __float_as_uint(v3213);
+        const bool v3215 = v3210 >= v3214;
+        const float v3216 = v2779.x[2];
+        const unsigned int v3217 = __float_as_uint(v3216);
+        const bool v3218 = v3210 < v3217;
+        const bool v3219 = v3215 && v3218;
+        const float v3221 = v3212 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3222 = v3219 ? v3221 : __uint_as_float(0xff800000u);
+        v2613.x[14] = v3222;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3223 = static_cast<unsigned int>(v2613.col(15, iron_linear_thread() & 31u));
+        const float v3225 = v2613.x[15];
+        const float v3226 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3227 = __float_as_uint(v3226);
+        const bool v3228 = v3223 >= v3227;
+        const float v3229 = v2779.x[2];
+        const unsigned int v3230 = __float_as_uint(v3229);
+        const bool v3231 = v3223 < v3230;
+        const bool v3232 = v3228 && v3231;
+        const float v3234 = v3225 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3235 = v3232 ? v3234 : __uint_as_float(0xff800000u);
+        v2613.x[15] = v3235;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3236 = static_cast<unsigned int>(v2613.col(16, iron_linear_thread() & 31u));
+        const float v3238 = v2613.x[16];
+        const float v3239 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3240 = __float_as_uint(v3239);
+        const bool v3241 = v3236 >= v3240;
+        const float v3242 = v2779.x[0];
+        const unsigned int v3243 = __float_as_uint(v3242);
+        const bool v3244 = v3236 < v3243;
+        const bool v3245 = v3241 && v3244;
+        const float v3247 = v3238 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3248 = v3245 ? v3247 : __uint_as_float(0xff800000u);
+        v2613.x[16] = v3248;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3249 = static_cast<unsigned int>(v2613.col(17, iron_linear_thread() & 31u));
+        const float v3251 = v2613.x[17];
+        const float v3252 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3253 = __float_as_uint(v3252);
+        const bool v3254 = v3249 >= v3253;
+        const float v3255 = v2779.x[0];
+        const unsigned int v3256 = __float_as_uint(v3255);
+        const bool v3257 = v3249 < v3256;
+        const bool v3258 = v3254 && v3257;
+        const float v3260 = v3251 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3261 = v3258 ? v3260 : __uint_as_float(0xff800000u);
+        v2613.x[17] = v3261;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3262 = static_cast<unsigned int>(v2613.col(18, iron_linear_thread() & 31u));
+        const float v3264 = v2613.x[18];
+        const float v3265 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3266 = __float_as_uint(v3265);
+        const bool v3267 = v3262 >= v3266;
+        const float v3268 = v2779.x[2];
+        const unsigned int v3269 = __float_as_uint(v3268);
+        const bool v3270 = v3262 < v3269;
+        const bool v3271 = v3267 && v3270;
+        const float v3273 = v3264 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3274 = v3271 ? v3273 : __uint_as_float(0xff800000u);
+        v2613.x[18] = v3274;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3275 = static_cast<unsigned int>(v2613.col(19, iron_linear_thread() & 31u));
+        const float v3277 = v2613.x[19];
+        const float v3278 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3279 = __float_as_uint(v3278);
+        const bool v3280 = v3275 >= v3279;
+        const float v3281 = v2779.x[2];
+        const unsigned int v3282 = __float_as_uint(v3281);
+        const bool v3283 = v3275 < v3282;
+        const bool v3284 = v3280 && v3283;
+        const float v3286 = v3277 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3287 = v3284 ? v3286 : __uint_as_float(0xff800000u);
+        v2613.x[19] = v3287;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3288 = static_cast<unsigned int>(v2613.col(20, iron_linear_thread() & 31u));
+        const float v3290 = v2613.x[20];
+        const float v3291 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3292 = __float_as_uint(v3291);
+        const bool v3293 = v3288 >= v3292;
+        const float v3294 = v2779.x[0];
+        const unsigned int v3295 = __float_as_uint(v3294);
+        const bool v3296 = v3288 < v3295;
+        const bool v3297 = v3293 && v3296;
+        const float v3299 = v3290 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3300 = v3297 ? v3299 : __uint_as_float(0xff800000u);
+        v2613.x[20] = v3300;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3301 = static_cast<unsigned int>(v2613.col(21, iron_linear_thread() & 31u));
+        const float v3303 = v2613.x[21];
+        const float v3304 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3305 = __float_as_uint(v3304);
+        const bool v3306 = v3301 >= v3305;
+        const float v3307 = v2779.x[0];
+        const unsigned int v3308 = __float_as_uint(v3307);
+        const bool v3309 = v3301 < v3308;
+        const bool v3310 = v3306 && v3309;
+        const float v3312 = v3303 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3313 = v3310 ? v3312 : __uint_as_float(0xff800000u);
+        v2613.x[21] = v3313;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3314 = static_cast<unsigned int>(v2613.col(22, iron_linear_thread() & 31u));
+        const float v3316 = v2613.x[22];
+        const float v3317 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3318 = __float_as_uint(v3317);
+        const bool v3319 = v3314 >= v3318;
+        const float v3320 = v2779.x[2];
+        const unsigned int v3321 = __float_as_uint(v3320);
+        const bool v3322 = v3314 < v3321;
+        const bool v3323 = v3319 && v3322;
+        const float v3325 = v3316 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3326 = v3323 ? v3325 : __uint_as_float(0xff800000u);
+        v2613.x[22] = v3326;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3327 = static_cast<unsigned int>(v2613.col(23, iron_linear_thread() & 31u));
+        const float v3329 = v2613.x[23];
+        const float v3330 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3331 = __float_as_uint(v3330);
+        const bool v3332 = v3327 >= v3331;
+        const float v3333 = v2779.x[2];
+        const unsigned int v3334 = __float_as_uint(v3333);
+        const bool v3335 = v3327 < v3334;
+        const bool v3336 = v3332 && v3335;
+        const float v3338 = v3329 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3339 = v3336 ? v3338 : __uint_as_float(0xff800000u);
+        v2613.x[23] = v3339;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3340 = static_cast<unsigned int>(v2613.col(24, iron_linear_thread() & 31u));
+        const float v3342 = v2613.x[24];
+        const float v3343 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3344 = __float_as_uint(v3343);
+        const bool v3345 = v3340 >= v3344;
+        const float v3346 = v2779.x[0];
+        const unsigned int v3347 = __float_as_uint(v3346);
+        const bool v3348 = v3340 < v3347;
+        const bool v3349 = v3345 && v3348;
+        const float v3351 = v3342 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3352 = v3349 ? v3351 : __uint_as_float(0xff800000u);
+        v2613.x[24] = v3352;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3353 = static_cast<unsigned int>(v2613.col(25, iron_linear_thread() & 31u));
+        const float v3355 = v2613.x[25];
+        const float v3356 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3357 = __float_as_uint(v3356);
+        const bool v3358 = v3353 >= v3357;
+        const float v3359 = v2779.x[0];
+        const unsigned int v3360 = __float_as_uint(v3359);
+        const bool v3361 = v3353 < v3360;
+        const bool v3362 = v3358 && v3361;
+        const float v3364 = v3355 * v201;  // kernels/sdpa/flash_tile.hpp:181
         const float v3365 = v3362 ? v3364 : __uint_as_float(0xff800000u);
-        v2819.x[15] = v3365;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3366 = static_cast<unsigned int>(v2819.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3367 = static_cast<unsigned int>(v2819.row(16, iron_linear_thread() & 31u));
-        const float v3368 = v2819.x[16];
-        const unsigned int v3369 = v46 + v3367;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3370 = v2678 + v3366;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3371 = v3370 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3374 = v3369 + v37;
-        const unsigned int v3375 = v3370 + v18;
-        const bool v3376 = v3375 <= v3374;
-        const bool v3377 = v182 || v3376;
-        const bool v3378 = v3371 && v3377;
-        const unsigned int v3381 = v3370 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3382 = v3381 + v18;
-        const bool v3384 = v3374 < v3382;
-        const bool v3385 = v2847 || v3384;
-        const bool v3386 = v3378 && v3385;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3388 = v3368 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3389 = v3386 ? v3388 : __uint_as_float(0xff800000u);
-        v2819.x[16] = v3389;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3390 = static_cast<unsigned int>(v2819.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3391 = static_cast<unsigned int>(v2819.row(17, iron_linear_thread() & 31u));
-        const float v3392 = v2819.x[17];
-        const unsigned int v3393 = v46 + v3391;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3394 = v2678 + v3390;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3395 = v3394 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3398 = v3393 + v37;
-        const unsigned int v3399 = v3394 + v18;
-        const bool v3400 = v3399 <= v3398;
-        const bool v3401 = v182 || v3400;
-        const bool v3402 = v3395 && v3401;
-        const unsigned int v3405 = v3394 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3406 = v3405 + v18;
-        const bool v3408 = v3398 < v3406;
-        const bool v3409 = v2847 || v3408;
-        const bool v3410 = v3402 && v3409;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3412 = v3392 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3413 = v3410 ? v3412 : __uint_as_float(0xff800000u);
-        v2819.x[17] = v3413;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3414 = static_cast<unsigned int>(v2819.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3415 = static_cast<unsigned int>(v2819.row(18, iron_linear_thread() & 31u));
-        const float v3416 = v2819.x[18];
-        const unsigned int v3417 = v46 + v3415;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3418 = v2678 + v3414;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3419 = v3418 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3422 = v3417 + v37;
-        const unsigned int v3423 = v3418 + v18;
-        const bool v3424 = v3423 <= v3422;
-        const bool v3425 = v182 || v3424;
-        const bool v3426 = v3419 && v3425;
-        const unsigned int v3429 = v3418 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3430 = v3429 + v18;
-        const bool v3432 = v3422 < v3430;
-        const bool v3433 = v2847 || v3432;
-        const bool v3434 = v3426 && v3433;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3436 = v3416 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3437 = v3434 ? v3436 : __uint_as_float(0xff800000u);
-        v2819.x[18] = v3437;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3438 = static_cast<unsigned int>(v2819.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3439 = static_cast<unsigned int>(v2819.row(19, iron_linear_thread() & 31u));
-        const float v3440 = v2819.x[19];
-        const unsigned int v3441 = v46 + v3439;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3442 = v2678 + v3438;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3443 = v3442 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3446 = v3441 + v37;
-        const unsigned int v3447 = v3442 + v18;
-        const bool v3448 = v3447 <= v3446;
-        const bool v3449 = v182 || v3448;
-        const bool v3450 = v3443 && v3449;
-        const unsigned int v3453 = v3442 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3454 = v3453 + v18;
-        const bool v3456 = v3446 < v3454;
-        const bool v3457 = v2847 || v3456;
-        const bool v3458 = v3450 && v3457;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3460 = v3440 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3461 = v3458 ? v3460 : __uint_as_float(0xff800000u);
-        v2819.x[19] = v3461;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3462 = static_cast<unsigned int>(v2819.col(20, iron_linear_thread() & 31u));
-        const unsigned int v3463 = static_cast<unsigned int>(v2819.row(20, iron_linear_thread() & 31u));
-        const float v3464 = v2819.x[20];
-        const unsigned int v3465 = v46 + v3463;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3466 = v2678 + v3462;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3467 = v3466 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3470 = v3465 + v37;
-        const unsigned int v3471 = v3466 + v18;
-        const bool v3472 = v3471 <= v3470;
-        const bool v3473 = v182 || v3472;
-        const bool v3474 = v3467 && v3473;
-        const unsigned int v3477 = v3466 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3478 = v3477 + v18;
-        const bool v3480 = v3470 < v3478;
-        const bool v3481 = v2847 || v3480;
-        const bool v3482 = v3474 && v3481;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3484 = v3464 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3485 = v3482 ? v3484 : __uint_as_float(0xff800000u);
-        v2819.x[20] = v3485;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3486 = static_cast<unsigned int>(v2819.col(21, iron_linear_thread() & 31u));
-        const unsigned int v3487 = static_cast<unsigned int>(v2819.row(21, iron_linear_thread() & 31u));
-        const float v3488 = v2819.x[21];
-        const unsigned int v3489 = v46 + v3487;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3490 = v2678 + v3486;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3491 = v3490 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3494 = v3489 + v37;
-        const unsigned int v3495 = v3490 + v18;
-        const bool v3496 = v3495 <= v3494;
-        const bool v3497 = v182 || v3496;
-        const bool v3498 = v3491 && v3497;
-        const unsigned int v3501 = v3490 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3502 = v3501 + v18;
-        const bool v3504 = v3494 < v3502;
-        const bool v3505 = v2847 || v3504;
-        const bool v3506 = v3498 && v3505;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3508 = v3488 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3509 = v3506 ? v3508 : __uint_as_float(0xff800000u);
-        v2819.x[21] = v3509;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3510 = static_cast<unsigned int>(v2819.col(22, iron_linear_thread() & 31u));
-        const unsigned int v3511 = static_cast<unsigned int>(v2819.row(22, iron_linear_thread() & 31u));
-        const float v3512 = v2819.x[22];
-        const unsigned int v3513 = v46 + v3511;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3514 = v2678 + v3510;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3515 = v3514 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3518 = v3513 + v37;
-        const unsigned int v3519 = v3514 + v18;
-        const bool v3520 = v3519 <= v3518;
-        const bool v3521 = v182 || v3520;
-        const bool v3522 = v3515 && v3521;
-        const unsigned int v3525 = v3514 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3526 = v3525 + v18;
-        const bool v3528 = v3518 < v3526;
-        const bool v3529 = v2847 || v3528;
-        const bool v3530 = v3522 && v3529;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3532 = v3512 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3533 = v3530 ? v3532 : __uint_as_float(0xff800000u);
-        v2819.x[22] = v3533;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3534 = static_cast<unsigned int>(v2819.col(23, iron_linear_thread() & 31u));
-        const unsigned int v3535 = static_cast<unsigned int>(v2819.row(23, iron_linear_thread() & 31u));
-        const float v3536 = v2819.x[23];
-        const unsigned int v3537 = v46 + v3535;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3538 = v2678 + v3534;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3539 = v3538 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3542 = v3537 + v37;
-        const unsigned int v3543 = v3538 + v18;
-        const bool v3544 = v3543 <= v3542;
-        const bool v3545 = v182 || v3544;
-        const bool v3546 = v3539 && v3545;
-        const unsigned int v3549 = v3538 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3550 = v3549 + v18;
-        const bool v3552 = v3542 < v3550;
-        const bool v3553 = v2847 || v3552;
-        const bool v3554 = v3546 && v3553;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3556 = v3536 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3557 = v3554 ? v3556 : __uint_as_float(0xff800000u);
-        v2819.x[23] = v3557;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3558 = static_cast<unsigned int>(v2819.col(24, iron_linear_thread() & 31u));
-        const unsigned int v3559 = static_cast<unsigned int>(v2819.row(24, iron_linear_thread() & 31u));
-        const float v3560 = v2819.x[24];
-        const unsigned int v3561 = v46 + v3559;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3562 = v2678 + v3558;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3563 = v3562 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3566 = v3561 + v37;
-        const unsigned int v3567 = v3562 + v18;
-        const bool v3568 = v3567 <= v3566;
-        const bool v3569 = v182 || v3568;
-        const bool v3570 = v3563 && v3569;
-        const unsigned int v3573 = v3562 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3574 = v3573 + v18;
-        const bool v3576 = v3566 < v3574;
-        const bool v3577 = v2847 || v3576;
-        const bool v3578 = v3570 && v3577;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3580 = v3560 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3581 = v3578 ? v3580 : __uint_as_float(0xff800000u);
-        v2819.x[24] = v3581;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3582 = static_cast<unsigned int>(v2819.col(25, iron_linear_thread() & 31u));
-        const unsigned int v3583 = static_cast<unsigned int>(v2819.row(25, iron_linear_thread() & 31u));
-        const float v3584 = v2819.x[25];
-        const unsigned int v3585 = v46 + v3583;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3586 = v2678 + v3582;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3587 = v3586 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3590 = v3585 + v37;
-        const unsigned int v3591 = v3586 + v18;
-        const bool v3592 = v3591 <= v3590;
-        const bool v3593 = v182 || v3592;
-        const bool v3594 = v3587 && v3593;
-        const unsigned int v3597 = v3586 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3598 = v3597 + v18;
-        const bool v3600 = v3590 < v3598;
-        const bool v3601 = v2847 || v3600;
-        const bool v3602 = v3594 && v3601;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3604 = v3584 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3605 = v3602 ? v3604 : __uint_as_float(0xff800000u);
-        v2819.x[25] = v3605;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3606 = static_cast<unsigned int>(v2819.col(26, iron_linear_thread() & 31u));
-        const unsigned int v3607 = static_cast<unsigned int>(v2819.row(26, iron_linear_thread() & 31u));
-        const float v3608 = v2819.x[26];
-        const unsigned int v3609 = v46 + v3607;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3610 = v2678 + v3606;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3611 = v3610 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3614 = v3609 + v37;
-        const unsigned int v3615 = v3610 + v18;
-        const bool v3616 = v3615 <= v3614;
-        const bool v3617 = v182 || v3616;
-        const bool v3618 = v3611 && v3617;
-        const unsigned int v3621 = v3610 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3622 = v3621 + v18;
-        const bool v3624 = v3614 < v3622;
-        const bool v3625 = v2847 || v3624;
-        const bool v3626 = v3618 && v3625;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3628 = v3608 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3629 = v3626 ? v3628 : __uint_as_float(0xff800000u);
-        v2819.x[26] = v3629;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3630 = static_cast<unsigned int>(v2819.col(27, iron_linear_thread() & 31u));
-        const unsigned int v3631 = static_cast<unsigned int>(v2819.row(27, iron_linear_thread() & 31u));
-        const float v3632 = v2819.x[27];
-        const unsigned int v3633 = v46 + v3631;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3634 = v2678 + v3630;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3635 = v3634 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3638 = v3633 + v37;
-        const unsigned int v3639 = v3634 + v18;
-        const bool v3640 = v3639 <= v3638;
-        const bool v3641 = v182 || v3640;
-        const bool v3642 = v3635 && v3641;
-        const unsigned int v3645 = v3634 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3646 = v3645 + v18;
-        const bool v3648 = v3638 < v3646;
-        const bool v3649 = v2847 || v3648;
-        const bool v3650 = v3642 && v3649;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3652 = v3632 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3653 = v3650 ? v3652 : __uint_as_float(0xff800000u);
-        v2819.x[27] = v3653;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3654 = static_cast<unsigned int>(v2819.col(28, iron_linear_thread() & 31u));
-        const unsigned int v3655 = static_cast<unsigned int>(v2819.row(28, iron_linear_thread() & 31u));
-        const float v3656 = v2819.x[28];
-        const unsigned int v3657 = v46 + v3655;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3658 = v2678 + v3654;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3659 = v3658 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3662 = v3657 + v37;
-        const unsigned int v3663 = v3658 + v18;
-        const bool v3664 = v3663 <= v3662;
-        const bool v3665 = v182 || v3664;
-        const bool v3666 = v3659 && v3665;
-        const unsigned int v3669 = v3658 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3670 = v3669 + v18;
-        const bool v3672 = v3662 < v3670;
-        const bool v3673 = v2847 || v3672;
-        const bool v3674 = v3666 && v3673;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3676 = v3656 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3677 = v3674 ? v3676 : __uint_as_float(0xff800000u);
-        v2819.x[28] = v3677;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3678 = static_cast<unsigned int>(v2819.col(29, iron_linear_thread() & 31u));
-        const unsigned int v3679 = static_cast<unsigned int>(v2819.row(29, iron_linear_thread() & 31u));
-        const float v3680 = v2819.x[29];
-        const unsigned int v3681 = v46 + v3679;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3682 = v2678 + v3678;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3683 = v3682 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3686 = v3681 + v37;
-        const unsigned int v3687 = v3682 + v18;
-        const bool v3688 = v3687 <= v3686;
-        const bool v3689 = v182 || v3688;
-        const bool v3690 = v3683 && v3689;
-        const unsigned int v3693 = v3682 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3694 = v3693 + v18;
-        const bool v3696 = v3686 < v3694;
-        const bool v3697 = v2847 || v3696;
-        const bool v3698 = v3690 && v3697;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3700 = v3680 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3701 = v3698 ? v3700 : __uint_as_float(0xff800000u);
-        v2819.x[29] = v3701;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3702 = static_cast<unsigned int>(v2819.col(30, iron_linear_thread() & 31u));
-        const unsigned int v3703 = static_cast<unsigned int>(v2819.row(30, iron_linear_thread() & 31u));
-        const float v3704 = v2819.x[30];
-        const unsigned int v3705 = v46 + v3703;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3706 = v2678 + v3702;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3707 = v3706 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3710 = v3705 + v37;
-        const unsigned int v3711 = v3706 + v18;
-        const bool v3712 = v3711 <= v3710;
-        const bool v3713 = v182 || v3712;
-        const bool v3714 = v3707 && v3713;
-        const unsigned int v3717 = v3706 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3718 = v3717 + v18;
-        const bool v3720 = v3710 < v3718;
-        const bool v3721 = v2847 || v3720;
-        const bool v3722 = v3714 && v3721;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3724 = v3704 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3725 = v3722 ? v3724 : __uint_as_float(0xff800000u);
-        v2819.x[30] = v3725;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3726 = static_cast<unsigned int>(v2819.col(31, iron_linear_thread() & 31u));
-        const unsigned int v3727 = static_cast<unsigned int>(v2819.row(31, iron_linear_thread() & 31u));
-        const float v3728 = v2819.x[31];
-        const unsigned int v3729 = v46 + v3727;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3730 = v2678 + v3726;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3731 = v3730 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3734 = v3729 + v37;
-        const unsigned int v3735 = v3730 + v18;
-        const bool v3736 = v3735 <= v3734;
-        const bool v3737 = v182 || v3736;
-        const bool v3738 = v3731 && v3737;
-        const unsigned int v3741 = v3730 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3742 = v3741 + v18;
-        const bool v3744 = v3734 < v3742;
-        const bool v3745 = v2847 || v3744;
-        const bool v3746 = v3738 && v3745;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3748 = v3728 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3749 = v3746 ? v3748 : __uint_as_float(0xff800000u);
-        v2819.x[31] = v3749;  // kernels/sdpa/flash_tile.hpp:152
+        v2613.x[25] = v3365;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3366 = static_cast<unsigned int>(v2613.col(26, iron_linear_thread() & 31u));
+        const float v3368 = v2613.x[26];
+        const float v3369 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3370 = __float_as_uint(v3369);
+        const bool v3371 = v3366 >= v3370;
+        const float v3372 = v2779.x[2];
+        const unsigned int v3373 = __float_as_uint(v3372);
+        const bool v3374 = v3366 < v3373;
+        const bool v3375 = v3371 && v3374;
+        const float v3377 = v3368 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3378 = v3375 ? v3377 : __uint_as_float(0xff800000u);
+        v2613.x[26] = v3378;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3379 = static_cast<unsigned int>(v2613.col(27, iron_linear_thread() & 31u));
+        const float v3381 = v2613.x[27];
+        const float v3382 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3383 = __float_as_uint(v3382);
+        const bool v3384 = v3379 >= v3383;
+        const float v3385 = v2779.x[2];
+        const unsigned int v3386 = __float_as_uint(v3385);
+        const bool v3387 = v3379 < v3386;
+        const bool v3388 = v3384 && v3387;
+        const float v3390 = v3381 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3391 = v3388 ? v3390 : __uint_as_float(0xff800000u);
+        v2613.x[27] = v3391;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3392 = static_cast<unsigned int>(v2613.col(28, iron_linear_thread() & 31u));
+        const float v3394 = v2613.x[28];
+        const float v3395 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3396 = __float_as_uint(v3395);
+        const bool v3397 = v3392 >= v3396;
+        const float v3398 = v2779.x[0];
+        const unsigned int v3399 = __float_as_uint(v3398);
+        const bool v3400 = v3392 < v3399;
+        const bool v3401 = v3397 && v3400;
+        const float v3403 = v3394 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3404 = v3401 ? v3403 : __uint_as_float(0xff800000u);
+        v2613.x[28] = v3404;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3405 = static_cast<unsigned int>(v2613.col(29, iron_linear_thread() & 31u));
+        const float v3407 = v2613.x[29];
+        const float v3408 = v2777.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3409 = __float_as_uint(v3408);
+        const bool v3410 = v3405 >= v3409;
+        const float v3411 = v2779.x[0];
+        const unsigned int v3412 = __float_as_uint(v3411);
+        const bool v3413 = v3405 < v3412;
+        const bool v3414 = v3410 && v3413;
+        const float v3416 = v3407 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3417 = v3414 ? v3416 : __uint_as_float(0xff800000u);
+        v2613.x[29] = v3417;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3418 = static_cast<unsigned int>(v2613.col(30, iron_linear_thread() & 31u));
+        const float v3420 = v2613.x[30];
+        const float v3421 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3422 = __float_as_uint(v3421);
+        const bool v3423 = v3418 >= v3422;
+        const float v3424 = v2779.x[2];
+        const unsigned int v3425 = __float_as_uint(v3424);
+        const bool v3426 = v3418 < v3425;
+        const bool v3427 = v3423 && v3426;
+        const float v3429 = v3420 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3430 = v3427 ? v3429 : __uint_as_float(0xff800000u);
+        v2613.x[30] = v3430;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3431 = static_cast<unsigned int>(v2613.col(31, iron_linear_thread() & 31u));
+        const float v3433 = v2613.x[31];
+        const float v3434 = v2777.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3435 = __float_as_uint(v3434);
+        const bool v3436 = v3431 >= v3435;
+        const float v3437 = v2779.x[2];
+        const unsigned int v3438 = __float_as_uint(v3437);
+        const bool v3439 = v3431 < v3438;
+        const bool v3440 = v3436 && v3439;
+        const float v3442 = v3433 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3443 = v3440 ? v3442 : __uint_as_float(0xff800000u);
+        v2613.x[31] = v3443;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v3751;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v3751, 0.0f);
-      iron_frag<float, 2, 16, 8> v3753;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v3753, 0.0f);
-      iron_frag_row_reduce<false>(v3753, v2819);
-      const float v3757 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3758 = v3753.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3759 = fmaxf(v3757, v3758);
-      const bool v3762 = v3759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3763 = v3762 ? 0.0f : v3759;
-      const float v3764 = v3757 - v3763;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3765 = iron_exp2_approx(v3764);
-      v3751.x[0] = v3765;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3769 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3770 = v3753.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3771 = fmaxf(v3769, v3770);
-      const bool v3774 = v3771 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3775 = v3774 ? 0.0f : v3771;
-      const float v3776 = v3769 - v3775;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3777 = iron_exp2_approx(v3776);
-      v3751.x[1] = v3777;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3781 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3782 = v3753.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3783 = fmaxf(v3781, v3782);
-      const bool v3786 = v3783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3787 = v3786 ? 0.0f : v3783;
-      const float v3788 = v3781 - v3787;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3789 = iron_exp2_approx(v3788);
-      v3751.x[2] = v3789;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3793 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3794 = v3753.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3795 = fmaxf(v3793, v3794);
-      const bool v3798 = v3795 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3799 = v3798 ? 0.0f : v3795;
-      const float v3800 = v3793 - v3799;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3801 = iron_exp2_approx(v3800);
-      v3751.x[3] = v3801;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3804 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v3805 = v3753.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3806 = fmaxf(v3804, v3805);
-      v203.x[0] = v3806;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3809 = v203.x[1];
-      const float v3810 = v3753.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3811 = fmaxf(v3809, v3810);
-      v203.x[1] = v3811;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3814 = v203.x[2];
-      const float v3815 = v3753.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3816 = fmaxf(v3814, v3815);
-      v203.x[2] = v3816;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3819 = v203.x[3];
-      const float v3820 = v3753.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3821 = fmaxf(v3819, v3820);
-      v203.x[3] = v3821;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3824 = v2819.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v3825 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3828 = v3825 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3829 = v3828 ? 0.0f : v3825;
-      const float v3830 = v3824 - v3829;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3831 = iron_exp2_approx(v3830);
-      v2819.x[0] = v3831;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3834 = v2819.x[1];
-      const float v3835 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3838 = v3835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3839 = v3838 ? 0.0f : v3835;
-      const float v3840 = v3834 - v3839;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3841 = iron_exp2_approx(v3840);
-      v2819.x[1] = v3841;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3844 = v2819.x[2];
-      const float v3845 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3848 = v3845 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3849 = v3848 ? 0.0f : v3845;
-      const float v3850 = v3844 - v3849;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3851 = iron_exp2_approx(v3850);
-      v2819.x[2] = v3851;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3854 = v2819.x[3];
-      const float v3855 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3858 = v3855 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3859 = v3858 ? 0.0f : v3855;
-      const float v3860 = v3854 - v3859;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3861 = iron_exp2_approx(v3860);
-      v2819.x[3] = v3861;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3864 = v2819.x[4];
-      const float v3865 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3868 = v3865 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3869 = v3868 ? 0.0f : v3865;
-      const float v3870 = v3864 - v3869;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3871 = iron_exp2_approx(v3870);
-      v2819.x[4] = v3871;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3874 = v2819.x[5];
-      const float v3875 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3878 = v3875 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3879 = v3878 ? 0.0f : v3875;
-      const float v3880 = v3874 - v3879;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3881 = iron_exp2_approx(v3880);
-      v2819.x[5] = v3881;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3884 = v2819.x[6];
-      const float v3885 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3888 = v3885 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3889 = v3888 ? 0.0f : v3885;
-      const float v3890 = v3884 - v3889;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3891 = iron_exp2_approx(v3890);
-      v2819.x[6] = v3891;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3894 = v2819.x[7];
-      const float v3895 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3898 = v3895 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3899 = v3898 ? 0.0f : v3895;
-      const float v3900 = v3894 - v3899;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3901 = iron_exp2_approx(v3900);
-      v2819.x[7] = v3901;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3904 = v2819.x[8];
-      const float v3905 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3908 = v3905 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3909 = v3908 ? 0.0f : v3905;
-      const float v3910 = v3904 - v3909;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3911 = iron_exp2_approx(v3910);
-      v2819.x[8] = v3911;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3914 = v2819.x[9];
-      const float v3915 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3918 = v3915 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3919 = v3918 ? 0.0f : v3915;
-      const float v3920 = v3914 - v3919;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3921 = iron_exp2_approx(v3920);
-      v2819.x[9] = v3921;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3924 = v2819.x[10];
-      const float v3925 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3928 = v3925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3929 = v3928 ? 0.0f : v3925;
-      const float v3930 = v3924 - v3929;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3931 = iron_exp2_approx(v3930);
-      v2819.x[10] = v3931;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3934 = v2819.x[11];
-      const float v3935 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3938 = v3935 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3939 = v3938 ? 0.0f : v3935;
-      const float v3940 = v3934 - v3939;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3941 = iron_exp2_approx(v3940);
-      v2819.x[11] = v3941;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3944 = v2819.x[12];
-      const float v3945 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3948 = v3945 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3949 = v3948 ? 0.0f : v3945;
-      const float v3950 = v3944 - v3949;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3951 = iron_exp2_approx(v3950);
-      v2819.x[12] = v3951;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3954 = v2819.x[13];
-      const float v3955 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3958 = v3955 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3959 = v3958 ? 0.0f : v3955;
-      const float v3960 = v3954 - v3959;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3961 = iron_exp2_approx(v3960);
-      v2819.x[13] = v3961;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3964 = v2819.x[14];
-      const float v3965 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3968 = v3965 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3969 = v3968 ? 0.0f : v3965;
-      const float v3970 = v3964 - v3969;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3971 = iron_exp2_approx(v3970);
-      v2819.x[14] = v3971;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3974 = v2819.x[15];
-      const float v3975 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3978 = v3975 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3979 = v3978 ? 0.0f : v3975;
-      const float v3980 = v3974 - v3979;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3981 = iron_exp2_approx(v3980);
-      v2819.x[15] = v3981;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3984 = v2819.x[16];
-      const float v3985 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3988 = v3985 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3989 = v3988 ? 0.0f : v3985;
-      const float v3990 = v3984 - v3989;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3991 = iron_exp2_approx(v3990);
-      v2819.x[16] = v3991;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3994 = v2819.x[17];
-      const float v3995 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3998 = v3995 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3999 = v3998 ? 0.0f : v3995;
-      const float v4000 = v3994 - v3999;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4001 = iron_exp2_approx(v4000);
-      v2819.x[17] = v4001;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4004 = v2819.x[18];
-      const float v4005 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4008 = v4005 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4009 = v4008 ? 0.0f : v4005;
-      const float v4010 = v4004 - v4009;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4011 = iron_exp2_approx(v4010);
-      v2819.x[18] = v4011;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4014 = v2819.x[19];
-      const float v4015 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4018 = v4015 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4019 = v4018 ? 0.0f : v4015;
-      const float v4020 = v4014 - v4019;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4021 = iron_exp2_approx(v4020);
-      v2819.x[19] = v4021;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4024 = v2819.x[20];
-      const float v4025 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4028 = v4025 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4029 = v4028 ? 0.0f : v4025;
-      const float v4030 = v4024 - v4029;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4031 = iron_exp2_approx(v4030);
-      v2819.x[20] = v4031;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4034 = v2819.x[21];
-      const float v4035 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4038 = v4035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4039 = v4038 ? 0.0f : v4035;
-      const float v4040 = v4034 - v4039;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4041 = iron_exp2_approx(v4040);
-      v2819.x[21] = v4041;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4044 = v2819.x[22];
-      const float v4045 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4048 = v4045 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4049 = v4048 ? 0.0f : v4045;
-      const float v4050 = v4044 - v4049;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4051 = iron_exp2_approx(v4050);
-      v2819.x[22] = v4051;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4054 = v2819.x[23];
-      const float v4055 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4058 = v4055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4059 = v4058 ? 0.0f : v4055;
-      const float v4060 = v4054 - v4059;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4061 = iron_exp2_approx(v4060);
-      v2819.x[23] = v4061;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4064 = v2819.x[24];
-      const float v4065 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4068 = v4065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4069 = v4068 ? 0.0f : v4065;
-      const float v4070 = v4064 - v4069;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4071 = iron_exp2_approx(v4070);
-      v2819.x[24] = v4071;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4074 = v2819.x[25];
-      const float v4075 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4078 = v4075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4079 = v4078 ? 0.0f : v4075;
-      const float v4080 = v4074 - v4079;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4081 = iron_exp2_approx(v4080);
-      v2819.x[25] = v4081;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4084 = v2819.x[26];
-      const float v4085 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4088 = v4085 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4089 = v4088 ? 0.0f : v4085;
-      const float v4090 = v4084 - v4089;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4091 = iron_exp2_approx(v4090);
-      v2819.x[26] = v4091;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4094 = v2819.x[27];
-      const float v4095 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4098 = v4095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4099 = v4098 ? 0.0f : v4095;
-      const float v4100 = v4094 - v4099;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4101 = iron_exp2_approx(v4100);
-      v2819.x[27] = v4101;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4104 = v2819.x[28];
-      const float v4105 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4108 = v4105 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4109 = v4108 ? 0.0f : v4105;
-      const float v4110 = v4104 - v4109;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4111 = iron_exp2_approx(v4110);
-      v2819.x[28] = v4111;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4114 = v2819.x[29];
-      const float v4115 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4118 = v4115 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4119 = v4118 ? 0.0f : v4115;
-      const float v4120 = v4114 - v4119;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4121 = iron_exp2_approx(v4120);
-      v2819.x[29] = v4121;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4124 = v2819.x[30];
-      const float v4125 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4128 = v4125 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4129 = v4128 ? 0.0f : v4125;
-      const float v4130 = v4124 - v4129;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4131 = iron_exp2_approx(v4130);
-      v2819.x[30] = v4131;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4134 = v2819.x[31];
-      const float v4135 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4138 = v4135 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4139 = v4138 ? 0.0f : v4135;
-      const float v4140 = v4134 - v4139;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4141 = iron_exp2_approx(v4140);
-      v2819.x[31] = v4141;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v4143;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v4143, 0.0f);
-      iron_frag_row_reduce<true>(v4143, v2819);
-      const float v4146 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v4147 = v4143.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4148 = v3751.x[0];
-      const float v4149 = v4146 * v4148;
-      const float v4150 = v4149 + v4147;
-      v205.x[0] = v4150;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4153 = v205.x[1];
-      const float v4154 = v4143.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4155 = v3751.x[1];
-      const float v4156 = v4153 * v4155;
-      const float v4157 = v4156 + v4154;
-      v205.x[1] = v4157;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4160 = v205.x[2];
-      const float v4161 = v4143.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4162 = v3751.x[2];
-      const float v4163 = v4160 * v4162;
-      const float v4164 = v4163 + v4161;
-      v205.x[2] = v4164;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4167 = v205.x[3];
-      const float v4168 = v4143.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4169 = v3751.x[3];
-      const float v4170 = v4167 * v4169;
-      const float v4171 = v4170 + v4168;
-      v205.x[3] = v4171;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4174 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4175 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4176 = v4174 * v4175;
-      v207.x[0] = v4176;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4179 = v207.x[1];
-      const float v4180 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4181 = v4179 * v4180;
-      v207.x[1] = v4181;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4184 = v207.x[2];
-      const float v4185 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4186 = v4184 * v4185;
-      v207.x[2] = v4186;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4189 = v207.x[3];
-      const float v4190 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4191 = v4189 * v4190;
-      v207.x[3] = v4191;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4194 = v207.x[4];
-      const float v4195 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4196 = v4194 * v4195;
-      v207.x[4] = v4196;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4199 = v207.x[5];
-      const float v4200 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4201 = v4199 * v4200;
-      v207.x[5] = v4201;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4204 = v207.x[6];
-      const float v4205 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4206 = v4204 * v4205;
-      v207.x[6] = v4206;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4209 = v207.x[7];
-      const float v4210 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4211 = v4209 * v4210;
-      v207.x[7] = v4211;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4214 = v207.x[8];
-      const float v4215 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4216 = v4214 * v4215;
-      v207.x[8] = v4216;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4219 = v207.x[9];
-      const float v4220 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4221 = v4219 * v4220;
-      v207.x[9] = v4221;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4224 = v207.x[10];
-      const float v4225 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4226 = v4224 * v4225;
-      v207.x[10] = v4226;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4229 = v207.x[11];
-      const float v4230 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4231 = v4229 * v4230;
-      v207.x[11] = v4231;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4234 = v207.x[12];
-      const float v4235 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4236 = v4234 * v4235;
-      v207.x[12] = v4236;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4239 = v207.x[13];
-      const float v4240 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4241 = v4239 * v4240;
-      v207.x[13] = v4241;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4244 = v207.x[14];
-      const float v4245 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4246 = v4244 * v4245;
-      v207.x[14] = v4246;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4249 = v207.x[15];
-      const float v4250 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4251 = v4249 * v4250;
-      v207.x[15] = v4251;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4254 = v207.x[16];
-      const float v4255 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4256 = v4254 * v4255;
-      v207.x[16] = v4256;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4259 = v207.x[17];
-      const float v4260 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4261 = v4259 * v4260;
-      v207.x[17] = v4261;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4264 = v207.x[18];
-      const float v4265 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4266 = v4264 * v4265;
-      v207.x[18] = v4266;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4269 = v207.x[19];
-      const float v4270 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4271 = v4269 * v4270;
-      v207.x[19] = v4271;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4274 = v207.x[20];
-      const float v4275 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4276 = v4274 * v4275;
-      v207.x[20] = v4276;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4279 = v207.x[21];
-      const float v4280 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4281 = v4279 * v4280;
-      v207.x[21] = v4281;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4284 = v207.x[22];
-      const float v4285 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4286 = v4284 * v4285;
-      v207.x[22] = v4286;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4289 = v207.x[23];
-      const float v4290 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4291 = v4289 * v4290;
-      v207.x[23] = v4291;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4294 = v207.x[24];
-      const float v4295 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4296 = v4294 * v4295;
-      v207.x[24] = v4296;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4299 = v207.x[25];
-      const float v4300 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4301 = v4299 * v4300;
-      v207.x[25] = v4301;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4304 = v207.x[26];
-      const float v4305 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4306 = v4304 * v4305;
-      v207.x[26] = v4306;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4309 = v207.x[27];
-      const float v4310 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4311 = v4309 * v4310;
-      v207.x[27] = v4311;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4314 = v207.x[28];
-      const float v4315 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4316 = v4314 * v4315;
-      v207.x[28] = v4316;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4319 = v207.x[29];
-      const float v4320 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4321 = v4319 * v4320;
-      v207.x[29] = v4321;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4324 = v207.x[30];
-      const float v4325 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4326 = v4324 * v4325;
-      v207.x[30] = v4326;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4329 = v207.x[31];
-      const float v4330 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4331 = v4329 * v4330;
-      v207.x[31] = v4331;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v4333;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v4333, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4333, v2819);
-      iron_frag_store<false>(v4333, shm3, v4340, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v3445;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v3445, 0.0f);
+      iron_frag<float, 2, 16, 8> v3447;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v3447, 0.0f);
+      iron_frag_row_reduce<false>(v3447, v2613);
+      iron_frag<float, 2, 16, 8> v3449;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v3449, 0.0f);
+      const float v3453 = v3447.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3454 = v203.x[0];
+      const float v3455 = fmaxf(v3454, v3453);
+      const bool v3458 = v3455 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3459 = v3458 ? 0.0f : v3455;
+      v3449.x[0] = v3459;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3463 = v3447.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3464 = v203.x[1];
+      const float v3465 = fmaxf(v3464, v3463);
+      const bool v3468 = v3465 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3469 = v3468 ? 0.0f : v3465;
+      v3449.x[1] = v3469;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3473 = v3447.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3474 = v203.x[2];
+      const float v3475 = fmaxf(v3474, v3473);
+      const bool v3478 = v3475 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3479 = v3478 ? 0.0f : v3475;
+      v3449.x[2] = v3479;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3483 = v3447.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3484 = v203.x[3];
+      const float v3485 = fmaxf(v3484, v3483);
+      const bool v3488 = v3485 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3489 = v3488 ? 0.0f : v3485;
+      v3449.x[3] = v3489;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3493 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3495 = v3454 - v3493;
+      const float v3496 = iron_exp2_approx(v3495);
+      v3445.x[0] = v3496;  // kernels/sdpa/flash_tile.hpp:213
+      const float v3500 = v3449.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3502 = v3464 - v3500;
+      const float v3503 = iron_exp2_approx(v3502);
+      v3445.x[1] = v3503;  // kernels/sdpa/flash_tile.hpp:213
+      const float v3507 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3509 = v3474 - v3507;
+      const float v3510 = iron_exp2_approx(v3509);
+      v3445.x[2] = v3510;  // kernels/sdpa/flash_tile.hpp:213
+      const float v3514 = v3449.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3516 = v3484 - v3514;
+      const float v3517 = iron_exp2_approx(v3516);
+      v3445.x[3] = v3517;  // kernels/sdpa/flash_tile.hpp:213
+      v203.x[0] = v3455;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3525 = v203.x[1];
+      const float v3527 = fmaxf(v3525, v3463);  // kernels/sdpa/flash_tile.hpp:217
+      v203.x[1] = v3527;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3530 = v203.x[2];
+      const float v3532 = fmaxf(v3530, v3473);  // kernels/sdpa/flash_tile.hpp:217
+      v203.x[2] = v3532;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3535 = v203.x[3];
+      const float v3537 = fmaxf(v3535, v3483);  // kernels/sdpa/flash_tile.hpp:217
+      v203.x[3] = v3537;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3540 = v2613.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3541 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3542 = v3540 - v3541;
+      const float v3543 = iron_exp2_approx(v3542);
+      v2613.x[0] = v3543;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3546 = v2613.x[1];
+      const float v3547 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3548 = v3546 - v3547;
+      const float v3549 = iron_exp2_approx(v3548);
+      v2613.x[1] = v3549;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3552 = v2613.x[2];
+      const float v3553 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3554 = v3552 - v3553;
+      const float v3555 = iron_exp2_approx(v3554);
+      v2613.x[2] = v3555;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3558 = v2613.x[3];
+      const float v3559 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3560 = v3558 - v3559;
+      const float v3561 = iron_exp2_approx(v3560);
+      v2613.x[3] = v3561;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3564 = v2613.x[4];
+      const float v3565 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3566 = v3564 - v3565;
+      const float v3567 = iron_exp2_approx(v3566);
+      v2613.x[4] = v3567;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3570 = v2613.x[5];
+      const float v3571 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3572 = v3570 - v3571;
+      const float v3573 = iron_exp2_approx(v3572);
+      v2613.x[5] = v3573;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3576 = v2613.x[6];
+      const float v3577 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3578 = v3576 - v3577;
+      const float v3579 = iron_exp2_approx(v3578);
+      v2613.x[6] = v3579;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3582 = v2613.x[7];
+      const float v3583 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3584 = v3582 - v3583;
+      const float v3585 = iron_exp2_approx(v3584);
+      v2613.x[7] = v3585;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3588 = v2613.x[8];
+      const float v3589 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3590 = v3588 - v3589;
+      const float v3591 = iron_exp2_approx(v3590);
+      v2613.x[8] = v3591;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3594 = v2613.x[9];
+      const float v3595 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3596 = v3594 - v3595;
+      const float v3597 = iron_exp2_approx(v3596);
+      v2613.x[9] = v3597;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3600 = v2613.x[10];
+      const float v3601 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3602 = v3600 - v3601;
+      const float v3603 = iron_exp2_approx(v3602);
+      v2613.x[10] = v3603;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3606 = v2613.x[11];
+      const float v3607 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3608 = v3606 - v3607;
+      const float v3609 = iron_exp2_approx(v3608);
+      v2613.x[11] = v3609;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3612 = v2613.x[12];
+      const float v3613 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3614 = v3612 - v3613;
+      const float v3615 = iron_exp2_approx(v3614);
+      v2613.x[12] = v3615;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3618 = v2613.x[13];
+      const float v3619 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3620 = v3618 - v3619;
+      const float v3621 = iron_exp2_approx(v3620);
+      v2613.x[13] = v3621;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3624 = v2613.x[14];
+      const float v3625 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3626 = v3624 - v3625;
+      const float v3627 = iron_exp2_approx(v3626);
+      v2613.x[14] = v3627;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3630 = v2613.x[15];
+      const float v3631 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3632 = v3630 - v3631;
+      const float v3633 = iron_exp2_approx(v3632);
+      v2613.x[15] = v3633;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3636 = v2613.x[16];
+      const float v3637 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3638 = v3636 - v3637;
+      const float v3639 = iron_exp2_approx(v3638);
+      v2613.x[16] = v3639;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3642 = v2613.x[17];
+      const float v3643 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3644 = v3642 - v3643;
+      const float v3645 = iron_exp2_approx(v3644);
+      v2613.x[17] = v3645;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3648 = v2613.x[18];
+      const float v3649 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3650 = v3648 - v3649;
+      const float v3651 = iron_exp2_approx(v3650);
+      v2613.x[18] = v3651;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3654 = v2613.x[19];
+      const float v3655 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3656 = v3654 - v3655;
+      const float v3657 = iron_exp2_approx(v3656);
+      v2613.x[19] = v3657;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3660 = v2613.x[20];
+      const float v3661 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3662 = v3660 - v3661;
+      const float v3663 = iron_exp2_approx(v3662);
+      v2613.x[20] = v3663;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3666 = v2613.x[21];
+      const float v3667 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3668 = v3666 - v3667;
+      const float v3669 = iron_exp2_approx(v3668);
+      v2613.x[21] = v3669;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3672 = v2613.x[22];
+      const float v3673 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3674 = v3672 - v3673;
+      const float v3675 = iron_exp2_approx(v3674);
+      v2613.x[22] = v3675;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3678 = v2613.x[23];
+      const float v3679 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3680 = v3678 - v3679;
+      const float v3681 = iron_exp2_approx(v3680);
+      v2613.x[23] = v3681;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3684 = v2613.x[24];
+      const float v3685 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3686 = v3684 - v3685;
+      const float v3687 = iron_exp2_approx(v3686);
+      v2613.x[24] = v3687;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3690 = v2613.x[25];
+      const float v3691 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3692 = v3690 - v3691;
+      const float v3693 = iron_exp2_approx(v3692);
+      v2613.x[25] = v3693;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3696 = v2613.x[26];
+      const float v3697 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3698 = v3696 - v3697;
+      const float v3699 = iron_exp2_approx(v3698);
+      v2613.x[26] = v3699;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3702 = v2613.x[27];
+      const float v3703 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3704 = v3702 - v3703;
+      const float v3705 = iron_exp2_approx(v3704);
+      v2613.x[27] = v3705;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3708 = v2613.x[28];
+      const float v3709 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3710 = v3708 - v3709;
+      const float v3711 = iron_exp2_approx(v3710);
+      v2613.x[28] = v3711;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3714 = v2613.x[29];
+      const float v3715 = v3449.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3716 = v3714 - v3715;
+      const float v3717 = iron_exp2_approx(v3716);
+      v2613.x[29] = v3717;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3720 = v2613.x[30];
+      const float v3721 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3722 = v3720 - v3721;
+      const float v3723 = iron_exp2_approx(v3722);
+      v2613.x[30] = v3723;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3726 = v2613.x[31];
+      const float v3727 = v3449.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3728 = v3726 - v3727;
+      const float v3729 = iron_exp2_approx(v3728);
+      v2613.x[31] = v3729;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v3731;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v3731, 0.0f);
+      iron_frag_row_reduce<true>(v3731, v2613);
+      const float v3734 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v3735 = v3731.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3736 = v3445.x[0];
+      const float v3737 = v3734 * v3736;
+      const float v3738 = v3737 + v3735;
+      v205.x[0] = v3738;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3741 = v205.x[1];
+      const float v3742 = v3731.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3743 = v3445.x[1];
+      const float v3744 = v3741 * v3743;
+      const float v3745 = v3744 + v3742;
+      v205.x[1] = v3745;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3748 = v205.x[2];
+      const float v3749 = v3731.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3750 = v3445.x[2];
+      const float v3751 = v3748 * v3750;
+      const float v3752 = v3751 + v3749;
+      v205.x[2] = v3752;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3755 = v205.x[3];
+      const float v3756 = v3731.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3757 = v3445.x[3];
+      const float v3758 = v3755 * v3757;
+      const float v3759 = v3758 + v3756;
+      v205.x[3] = v3759;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3762 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v3763 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3764 = v3762 * v3763;
+      v207.x[0] = v3764;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3767 = v207.x[1];
+      const float v3768 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3769 = v3767 * v3768;
+      v207.x[1] = v3769;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3772 = v207.x[2];
+      const float v3773 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3774 = v3772 * v3773;
+      v207.x[2] = v3774;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3777 = v207.x[3];
+      const float v3778 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3779 = v3777 * v3778;
+      v207.x[3] = v3779;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3782 = v207.x[4];
+      const float v3783 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3784 = v3782 * v3783;
+      v207.x[4] = v3784;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3787 = v207.x[5];
+      const float v3788 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3789 = v3787 * v3788;
+      v207.x[5] = v3789;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3792 = v207.x[6];
+      const float v3793 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3794 = v3792 * v3793;
+      v207.x[6] = v3794;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3797 = v207.x[7];
+      const float v3798 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3799 = v3797 * v3798;
+      v207.x[7] = v3799;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3802 = v207.x[8];
+      const float v3803 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3804 = v3802 * v3803;
+      v207.x[8] = v3804;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3807 = v207.x[9];
+      const float v3808 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3809 = v3807 * v3808;
+      v207.x[9] = v3809;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3812 = v207.x[10];
+      const float v3813 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3814 = v3812 * v3813;
+      v207.x[10] = v3814;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3817 = v207.x[11];
+      const float v3818 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3819 = v3817 * v3818;
+      v207.x[11] = v3819;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3822 = v207.x[12];
+      const float v3823 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3824 = v3822 * v3823;
+      v207.x[12] = v3824;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3827 = v207.x[13];
+      const float v3828 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3829 = v3827 * v3828;
+      v207.x[13] = v3829;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3832 = v207.x[14];
+      const float v3833 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3834 = v3832 * v3833;
+      v207.x[14] = v3834;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3837 = v207.x[15];
+      const float v3838 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3839 = v3837 * v3838;
+      v207.x[15] = v3839;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3842 = v207.x[16];
+      const float v3843 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3844 = v3842 * v3843;
+      v207.x[16] = v3844;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3847 = v207.x[17];
+      const float v3848 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3849 = v3847 * v3848;
+      v207.x[17] = v3849;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3852 = v207.x[18];
+      const float v3853 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3854 = v3852 * v3853;
+      v207.x[18] = v3854;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3857 = v207.x[19];
+      const float v3858 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3859 = v3857 * v3858;
+      v207.x[19] = v3859;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3862 = v207.x[20];
+      const float v3863 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3864 = v3862 * v3863;
+      v207.x[20] = v3864;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3867 = v207.x[21];
+      const float v3868 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3869 = v3867 * v3868;
+      v207.x[21] = v3869;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3872 = v207.x[22];
+      const float v3873 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3874 = v3872 * v3873;
+      v207.x[22] = v3874;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3877 = v207.x[23];
+      const float v3878 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3879 = v3877 * v3878;
+      v207.x[23] = v3879;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3882 = v207.x[24];
+      const float v3883 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3884 = v3882 * v3883;
+      v207.x[24] = v3884;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3887 = v207.x[25];
+      const float v3888 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3889 = v3887 * v3888;
+      v207.x[25] = v3889;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3892 = v207.x[26];
+      const float v3893 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3894 = v3892 * v3893;
+      v207.x[26] = v3894;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3897 = v207.x[27];
+      const float v3898 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3899 = v3897 * v3898;
+      v207.x[27] = v3899;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3902 = v207.x[28];
+      const float v3903 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3904 = v3902 * v3903;
+      v207.x[28] = v3904;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3907 = v207.x[29];
+      const float v3908 = v3445.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3909 = v3907 * v3908;
+      v207.x[29] = v3909;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3912 = v207.x[30];
+      const float v3913 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3914 = v3912 * v3913;
+      v207.x[30] = v3914;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3917 = v207.x[31];
+      const float v3918 = v3445.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3919 = v3917 * v3918;
+      v207.x[31] = v3919;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v3921;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v3921, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v3921, v2613);
+      iron_frag_store<false>(v3921, shm3, v3928, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v4417;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v4417, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4417, shm3, v4363, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4419;
-      iron_frag_fill(v4419, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4419, shm2, v2823, 64u);
-      iron_frag_mma_sync(v207, v4417, v4419);
-      const unsigned int v4426 = v2823 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4428;
-      iron_frag_fill(v4428, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4428, shm3, v4374, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4430;
-      iron_frag_fill(v4430, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4430, shm2, v4426, 64u);
-      iron_frag_mma_sync(v207, v4428, v4430);
-      const unsigned int v4437 = v2823 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4439;
-      iron_frag_fill(v4439, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4439, shm3, v4383, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4441;
-      iron_frag_fill(v4441, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4441, shm2, v4437, 64u);
-      iron_frag_mma_sync(v207, v4439, v4441);
-      const unsigned int v4448 = v2823 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4450;
-      iron_frag_fill(v4450, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4450, shm3, v4392, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4452;
-      iron_frag_fill(v4452, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4452, shm2, v4448, 64u);
-      iron_frag_mma_sync(v207, v4450, v4452);
+      iron_frag<iron_bf16, 0, 16, 16> v4005;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4005, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4005, shm3, v3951, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4007;
+      iron_frag_fill(v4007, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4007, shm2, v2617, 64u);
+      iron_frag_mma_sync(v207, v4005, v4007);
+      const unsigned int v4014 = v2617 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4016;
+      iron_frag_fill(v4016, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4016, shm3, v3962, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4018;
+      iron_frag_fill(v4018, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4018, shm2, v4014, 64u);
+      iron_frag_mma_sync(v207, v4016, v4018);
+      const unsigned int v4025 = v2617 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4027;
+      iron_frag_fill(v4027, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4027, shm3, v3971, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4029;
+      iron_frag_fill(v4029, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4029, shm2, v4025, 64u);
+      iron_frag_mma_sync(v207, v4027, v4029);
+      const unsigned int v4036 = v2617 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4038;
+      iron_frag_fill(v4038, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4038, shm3, v3980, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4040;
+      iron_frag_fill(v4040, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4040, shm2, v4036, 64u);
+      iron_frag_mma_sync(v207, v4038, v4040);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v1884 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v1886;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v1886, 0.0f);
-    const float v1890 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1891 = fmaxf(v1890, v1884);
-    const bool v1894 = v1891 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1895 = v1894 ? 0.0f : v1891;
-    v1886.x[0] = v1895;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1899 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1900 = fmaxf(v1899, v1884);
-    const bool v1903 = v1900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1904 = v1903 ? 0.0f : v1900;
-    v1886.x[1] = v1904;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1908 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1909 = fmaxf(v1908, v1884);
-    const bool v1912 = v1909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1913 = v1912 ? 0.0f : v1909;
-    v1886.x[2] = v1913;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1917 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1918 = fmaxf(v1917, v1884);
-    const bool v1921 = v1918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1922 = v1921 ? 0.0f : v1918;
-    v1886.x[3] = v1922;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v1924;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v1924, 0.0f);
-    const float v1928 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1929 = v1884 - v1928;
-    const float v1930 = exp2f(v1929);
-    const float v1932 = v203.x[0];
-    const float v1933 = v1932 - v1928;
-    const float v1934 = exp2f(v1933);
-    const float v1935 = v205.x[0];
-    const float v1936 = v1935 * v1934;
-    const float v1937 = v1936 + v1930;
-    v1924.x[0] = v1937;  // kernels/sdpa/flash_tile.hpp:225
-    const float v1941 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1942 = v1884 - v1941;
-    const float v1943 = exp2f(v1942);
-    const float v1945 = v203.x[1];
-    const float v1946 = v1945 - v1941;
-    const float v1947 = exp2f(v1946);
-    const float v1948 = v205.x[1];
-    const float v1949 = v1948 * v1947;
-    const float v1950 = v1949 + v1943;
-    v1924.x[1] = v1950;  // kernels/sdpa/flash_tile.hpp:225
-    const float v1954 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1955 = v1884 - v1954;
-    const float v1956 = exp2f(v1955);
-    const float v1958 = v203.x[2];
-    const float v1959 = v1958 - v1954;
-    const float v1960 = exp2f(v1959);
-    const float v1961 = v205.x[2];
-    const float v1962 = v1961 * v1960;
-    const float v1963 = v1962 + v1956;
-    v1924.x[2] = v1963;  // kernels/sdpa/flash_tile.hpp:225
-    const float v1967 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1968 = v1884 - v1967;
-    const float v1969 = exp2f(v1968);
-    const float v1971 = v203.x[3];
-    const float v1972 = v1971 - v1967;
-    const float v1973 = exp2f(v1972);
-    const float v1974 = v205.x[3];
-    const float v1975 = v1974 * v1973;
-    const float v1976 = v1975 + v1969;
-    v1924.x[3] = v1976;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v1978;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v1978, 0.0f);
-    const float v1982 = v1924.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v1984 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1985 = v203.x[0];
-    const float v1986 = v1985 - v1984;
-    const float v1987 = exp2f(v1986);
-    const float v1988 = v1987 / v1982;
-    const bool v1990 = v1982 > 0.0f;
-    const float v1991 = v1990 ? v1988 : 0.0f;
-    v1978.x[0] = v1991;  // kernels/sdpa/flash_tile.hpp:229
-    const float v1995 = v1924.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v1997 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1998 = v203.x[1];
-    const float v1999 = v1998 - v1997;
-    const float v2000 = exp2f(v1999);
-    const float v2001 = v2000 / v1995;
-    const bool v2003 = v1995 > 0.0f;
-    const float v2004 = v2003 ? v2001 : 0.0f;
-    v1978.x[1] = v2004;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2008 = v1924.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2010 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2011 = v203.x[2];
-    const float v2012 = v2011 - v2010;
-    const float v2013 = exp2f(v2012);
-    const float v2014 = v2013 / v2008;
-    const bool v2016 = v2008 > 0.0f;
-    const float v2017 = v2016 ? v2014 : 0.0f;
-    v1978.x[2] = v2017;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2021 = v1924.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2023 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2024 = v203.x[3];
-    const float v2025 = v2024 - v2023;
-    const float v2026 = exp2f(v2025);
-    const float v2027 = v2026 / v2021;
-    const bool v2029 = v2021 > 0.0f;
-    const float v2030 = v2029 ? v2027 : 0.0f;
-    v1978.x[3] = v2030;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v2032 = v46 + v4173;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2033 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2034 = v207.x[0];
-    const float v2035 = v2034 * v2033;
-    const bool v2036 = v2032 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2036) {
-      const iron_bf16 v2040 = iron_f32_to_bf16(v2035);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2042 = v11 + v2032;
-      const unsigned int v2043 = v2042 * v1;
-      const unsigned int v2044 = v2043 + v26;
-      const unsigned int v2045 = v2044 << 6u;
-      const unsigned int v2046 = v2045 + v4172;
-      out[v2046] = v2040;
+    const float v1678 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v1680;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v1680, 0.0f);
+    const float v1684 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1685 = fmaxf(v1684, v1678);
+    const bool v1688 = v1685 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1689 = v1688 ? 0.0f : v1685;
+    v1680.x[0] = v1689;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1693 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1694 = fmaxf(v1693, v1678);
+    const bool v1697 = v1694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1698 = v1697 ? 0.0f : v1694;
+    v1680.x[1] = v1698;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1702 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1703 = fmaxf(v1702, v1678);
+    const bool v1706 = v1703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1707 = v1706 ? 0.0f : v1703;
+    v1680.x[2] = v1707;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1711 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1712 = fmaxf(v1711, v1678);
+    const bool v1715 = v1712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1716 = v1715 ? 0.0f : v1712;
+    v1680.x[3] = v1716;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v1718;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v1718, 0.0f);
+    const float v1722 = v1680.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1723 = v1678 - v1722;
+    const float v1724 = exp2f(v1723);
+    const float v1727 = v1684 - v1722;
+    const float v1728 = exp2f(v1727);
+    const float v1729 = v205.x[0];
+    const float v1730 = v1729 * v1728;
+    const float v1731 = v1730 + v1724;
+    v1718.x[0] = v1731;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1735 = v1680.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1736 = v1678 - v1735;
+    const float v1737 = exp2f(v1736);
+    const float v1740 = v1693 - v1735;
+    const float v1741 = exp2f(v1740);
+    const float v1742 = v205.x[1];
+    const float v1743 = v1742 * v1741;
+    const float v1744 = v1743 + v1737;
+    v1718.x[1] = v1744;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1748 = v1680.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1749 = v1678 - v1748;
+    const float v1750 = exp2f(v1749);
+    const float v1753 = v1702 - v1748;
+    const float v1754 = exp2f(v1753);
+    const float v1755 = v205.x[2];
+    const float v1756 = v1755 * v1754;
+    const float v1757 = v1756 + v1750;
+    v1718.x[2] = v1757;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1761 = v1680.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1762 = v1678 - v1761;
+    const float v1763 = exp2f(v1762);
+    const float v1766 = v1711 - v1761;
+    const float v1767 = exp2f(v1766);
+    const float v1768 = v205.x[3];
+    const float v1769 = v1768 * v1767;
+    const float v1770 = v1769 + v1763;
+    v1718.x[3] = v1770;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v1772;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v1772, 0.0f);
+    const float v1776 = v1718.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1782 = v1728 / v1776;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1784 = v1776 > 0.0f;
+    const float v1785 = v1784 ? v1782 : 0.0f;
+    v1772.x[0] = v1785;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1789 = v1718.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1795 = v1741 / v1789;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1797 = v1789 > 0.0f;
+    const float v1798 = v1797 ? v1795 : 0.0f;
+    v1772.x[1] = v1798;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1802 = v1718.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1808 = v1754 / v1802;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1810 = v1802 > 0.0f;
+    const float v1811 = v1810 ? v1808 : 0.0f;
+    v1772.x[2] = v1811;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1815 = v1718.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1821 = v1767 / v1815;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1823 = v1815 > 0.0f;
+    const float v1824 = v1823 ? v1821 : 0.0f;
+    v1772.x[3] = v1824;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v1826 = v46 + v3761;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1827 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1828 = v207.x[0];
+    const float v1829 = v1828 * v1827;
+    const bool v1830 = v1826 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1830) {
+      const iron_bf16 v1834 = iron_f32_to_bf16(v1829);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1836 = v11 + v1826;
+      const unsigned int v1837 = v1836 * v1;
+      const unsigned int v1838 = v1837 + v26;
+      const unsigned int v1839 = v1838 << 6u;
+      const unsigned int v1840 = v1839 + v3760;
+      out[v1840] = v1834;
     }
-    const unsigned int v2048 = v46 + v4178;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2049 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2050 = v207.x[1];
-    const float v2051 = v2050 * v2049;
-    const bool v2052 = v2048 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2052) {
-      const iron_bf16 v2056 = iron_f32_to_bf16(v2051);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2058 = v11 + v2048;
-      const unsigned int v2059 = v2058 * v1;
-      const unsigned int v2060 = v2059 + v26;
-      const unsigned int v2061 = v2060 << 6u;
-      const unsigned int v2062 = v2061 + v4177;
-      out[v2062] = v2056;
+    const unsigned int v1842 = v46 + v3766;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1843 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1844 = v207.x[1];
+    const float v1845 = v1844 * v1843;
+    const bool v1846 = v1842 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1846) {
+      const iron_bf16 v1850 = iron_f32_to_bf16(v1845);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1852 = v11 + v1842;
+      const unsigned int v1853 = v1852 * v1;
+      const unsigned int v1854 = v1853 + v26;
+      const unsigned int v1855 = v1854 << 6u;
+      const unsigned int v1856 = v1855 + v3765;
+      out[v1856] = v1850;
     }
-    const unsigned int v2064 = v46 + v4183;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2065 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2066 = v207.x[2];
-    const float v2067 = v2066 * v2065;
-    const bool v2068 = v2064 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2068) {
-      const iron_bf16 v2072 = iron_f32_to_bf16(v2067);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2074 = v11 + v2064;
-      const unsigned int v2075 = v2074 * v1;
-      const unsigned int v2076 = v2075 + v26;
-      const unsigned int v2077 = v2076 << 6u;
-      const unsigned int v2078 = v2077 + v4182;
-      out[v2078] = v2072;
+    const unsigned int v1858 = v46 + v3771;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1859 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1860 = v207.x[2];
+    const float v1861 = v1860 * v1859;
+    const bool v1862 = v1858 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1862) {
+      const iron_bf16 v1866 = iron_f32_to_bf16(v1861);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1868 = v11 + v1858;
+      const unsigned int v1869 = v1868 * v1;
+      const unsigned int v1870 = v1869 + v26;
+      const unsigned int v1871 = v1870 << 6u;
+      const unsigned int v1872 = v1871 + v3770;
+      out[v1872] = v1866;
     }
-    const unsigned int v2080 = v46 + v4188;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2081 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2082 = v207.x[3];
-    const float v2083 = v2082 * v2081;
-    const bool v2084 = v2080 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2084) {
-      const iron_bf16 v2088 = iron_f32_to_bf16(v2083);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2090 = v11 + v2080;
-      const unsigned int v2091 = v2090 * v1;
-      const unsigned int v2092 = v2091 + v26;
-      const unsigned int v2093 = v2092 << 6u;
-      const unsigned int v2094 = v2093 + v4187;
-      out[v2094] = v2088;
+    const unsigned int v1874 = v46 + v3776;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1875 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1876 = v207.x[3];
+    const float v1877 = v1876 * v1875;
+    const bool v1878 = v1874 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1878) {
+      const iron_bf16 v1882 = iron_f32_to_bf16(v1877);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1884 = v11 + v1874;
+      const unsigned int v1885 = v1884 * v1;
+      const unsigned int v1886 = v1885 + v26;
+      const unsigned int v1887 = v1886 << 6u;
+      const unsigned int v1888 = v1887 + v3775;
+      out[v1888] = v1882;
     }
-    const unsigned int v2096 = v46 + v4193;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2097 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2098 = v207.x[4];
-    const float v2099 = v2098 * v2097;
-    const bool v2100 = v2096 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2100) {
-      const iron_bf16 v2104 = iron_f32_to_bf16(v2099);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2106 = v11 + v2096;
-      const unsigned int v2107 = v2106 * v1;
-      const unsigned int v2108 = v2107 + v26;
-      const unsigned int v2109 = v2108 << 6u;
-      const unsigned int v2110 = v2109 + v4192;
-      out[v2110] = v2104;
+    const unsigned int v1890 = v46 + v3781;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1891 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1892 = v207.x[4];
+    const float v1893 = v1892 * v1891;
+    const bool v1894 = v1890 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1894) {
+      const iron_bf16 v1898 = iron_f32_to_bf16(v1893);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1900 = v11 + v1890;
+      const unsigned int v1901 = v1900 * v1;
+      const unsigned int v1902 = v1901 + v26;
+      const unsigned int v1903 = v1902 << 6u;
+      const unsigned int v1904 = v1903 + v3780;
+      out[v1904] = v1898;
     }
-    const unsigned int v2112 = v46 + v4198;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2113 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2114 = v207.x[5];
-    const float v2115 = v2114 * v2113;
-    const bool v2116 = v2112 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2116) {
-      const iron_bf16 v2120 = iron_f32_to_bf16(v2115);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2122 = v11 + v2112;
-      const unsigned int v2123 = v2122 * v1;
-      const unsigned int v2124 = v2123 + v26;
-      const unsigned int v2125 = v2124 << 6u;
-      const unsigned int v2126 = v2125 + v4197;
-      out[v2126] = v2120;
+    const unsigned int v1906 = v46 + v3786;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1907 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1908 = v207.x[5];
+    const float v1909 = v1908 * v1907;
+    const bool v1910 = v1906 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1910) {
+      const iron_bf16 v1914 = iron_f32_to_bf16(v1909);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1916 = v11 + v1906;
+      const unsigned int v1917 = v1916 * v1;
+      const unsigned int v1918 = v1917 + v26;
+      const unsigned int v1919 = v1918 << 6u;
+      const unsigned int v1920 = v1919 + v3785;
+      out[v1920] = v1914;
     }
-    const unsigned int v2128 = v46 + v4203;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2129 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2130 = v207.x[6];
-    const float v2131 = v2130 * v2129;
-    const bool v2132 = v2128 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2132) {
-      const iron_bf16 v2136 = iron_f32_to_bf16(v2131);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2138 = v11 + v2128;
-      const unsigned int v2139 = v2138 * v1;
-      const unsigned int v2140 = v2139 + v26;
-      const unsigned int v2141 = v2140 << 6u;
-      const unsigned int v2142 = v2141 + v4202;
-      out[v2142] = v2136;
+    const unsigned int v1922 = v46 + v3791;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1923 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1924 = v207.x[6];
+    const float v1925 = v1924 * v1923;
+    const bool v1926 = v1922 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1926) {
+      const iron_bf16 v1930 = iron_f32_to_bf16(v1925);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1932 = v11 + v1922;
+      const unsigned int v1933 = v1932 * v1;
+      const unsigned int v1934 = v1933 + v26;
+      const unsigned int v1935 = v1934 << 6u;
+      const unsigned int v1936 = v1935 + v3790;
+      out[v1936] = v1930;
     }
-    const unsigned int v2144 = v46 + v4208;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2145 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2146 = v207.x[7];
-    const float v2147 = v2146 * v2145;
-    const bool v2148 = v2144 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2148) {
-      const iron_bf16 v2152 = iron_f32_to_bf16(v2147);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2154 = v11 + v2144;
-      const unsigned int v2155 = v2154 * v1;
-      const unsigned int v2156 = v2155 + v26;
-      const unsigned int v2157 = v2156 << 6u;
-      const unsigned int v2158 = v2157 + v4207;
-      out[v2158] = v2152;
+    const unsigned int v1938 = v46 + v3796;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1939 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1940 = v207.x[7];
+    const float v1941 = v1940 * v1939;
+    const bool v1942 = v1938 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1942) {
+      const iron_bf16 v1946 = iron_f32_to_bf16(v1941);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1948 = v11 + v1938;
+      const unsigned int v1949 = v1948 * v1;
+      const unsigned int v1950 = v1949 + v26;
+      const unsigned int v1951 = v1950 << 6u;
+      const unsigned int v1952 = v1951 + v3795;
+      out[v1952] = v1946;
     }
-    const unsigned int v2160 = v46 + v4213;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2161 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2162 = v207.x[8];
-    const float v2163 = v2162 * v2161;
-    const bool v2164 = v2160 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2164) {
-      const iron_bf16 v2168 = iron_f32_to_bf16(v2163);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2170 = v11 + v2160;
-      const unsigned int v2171 = v2170 * v1;
-      const unsigned int v2172 = v2171 + v26;
-      const unsigned int v2173 = v2172 << 6u;
-      const unsigned int v2174 = v2173 + v4212;
-      out[v2174] = v2168;
+    const unsigned int v1954 = v46 + v3801;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1955 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1956 = v207.x[8];
+    const float v1957 = v1956 * v1955;
+    const bool v1958 = v1954 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1958) {
+      const iron_bf16 v1962 = iron_f32_to_bf16(v1957);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1964 = v11 + v1954;
+      const unsigned int v1965 = v1964 * v1;
+      const unsigned int v1966 = v1965 + v26;
+      const unsigned int v1967 = v1966 << 6u;
+      const unsigned int v1968 = v1967 + v3800;
+      out[v1968] = v1962;
     }
-    const unsigned int v2176 = v46 + v4218;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2177 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2178 = v207.x[9];
-    const float v2179 = v2178 * v2177;
-    const bool v2180 = v2176 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2180) {
-      const iron_bf16 v2184 = iron_f32_to_bf16(v2179);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2186 = v11 + v2176;
-      const unsigned int v2187 = v2186 * v1;
-      const unsigned int v2188 = v2187 + v26;
-      const unsigned int v2189 = v2188 << 6u;
-      const unsigned int v2190 = v2189 + v4217;
-      out[v2190] = v2184;
+    const unsigned int v1970 = v46 + v3806;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1971 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1972 = v207.x[9];
+    const float v1973 = v1972 * v1971;
+    const bool v1974 = v1970 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1974) {
+      const iron_bf16 v1978 = iron_f32_to_bf16(v1973);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1980 = v11 + v1970;
+      const unsigned int v1981 = v1980 * v1;
+      const unsigned int v1982 = v1981 + v26;
+      const unsigned int v1983 = v1982 << 6u;
+      const unsigned int v1984 = v1983 + v3805;
+      out[v1984] = v1978;
     }
-    const unsigned int v2192 = v46 + v4223;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2193 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2194 = v207.x[10];
-    const float v2195 = v2194 * v2193;
-    const bool v2196 = v2192 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2196) {
-      const iron_bf16 v2200 = iron_f32_to_bf16(v2195);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2202 = v11 + v2192;
-      const unsigned int v2203 = v2202 * v1;
-      const unsigned int v2204 = v2203 + v26;
-      const unsigned int v2205 = v2204 << 6u;
-      const unsigned int v2206 = v2205 + v4222;
-      out[v2206] = v2200;
+    const unsigned int v1986 = v46 + v3811;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1987 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1988 = v207.x[10];
+    const float v1989 = v1988 * v1987;
+    const bool v1990 = v1986 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1990) {
+      const iron_bf16 v1994 = iron_f32_to_bf16(v1989);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1996 = v11 + v1986;
+      const unsigned int v1997 = v1996 * v1;
+      const unsigned int v1998 = v1997 + v26;
+      const unsigned int v1999 = v1998 << 6u;
+      const unsigned int v2000 = v1999 + v3810;
+      out[v2000] = v1994;
     }
-    const unsigned int v2208 = v46 + v4228;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2209 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2210 = v207.x[11];
-    const float v2211 = v2210 * v2209;
-    const bool v2212 = v2208 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2212) {
-      const iron_bf16 v2216 = iron_f32_to_bf16(v2211);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2218 = v11 + v2208;
-      const unsigned int v2219 = v2218 * v1;
-      const unsigned int v2220 = v2219 + v26;
-      const unsigned int v2221 = v2220 << 6u;
-      const unsigned int v2222 = v2221 + v4227;
-      out[v2222] = v2216;
+    const unsigned int v2002 = v46 + v3816;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2003 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2004 = v207.x[11];
+    const float v2005 = v2004 * v2003;
+    const bool v2006 = v2002 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2006) {
+      const iron_bf16 v2010 = iron_f32_to_bf16(v2005);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2012 = v11 + v2002;
+      const unsigned int v2013 = v2012 * v1;
+      const unsigned int v2014 = v2013 + v26;
+      const unsigned int v2015 = v2014 << 6u;
+      const unsigned int v2016 = v2015 + v3815;
+      out[v2016] = v2010;
     }
-    const unsigned int v2224 = v46 + v4233;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2225 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2226 = v207.x[12];
-    const float v2227 = v2226 * v2225;
-    const bool v2228 = v2224 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2228) {
-      const iron_bf16 v2232 = iron_f32_to_bf16(v2227);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2234 = v11 + v2224;
-      const unsigned int v2235 = v2234 * v1;
-      const unsigned int v2236 = v2235 + v26;
-      const unsigned int v2237 = v2236 << 6u;
-      const unsigned int v2238 = v2237 + v4232;
-      out[v2238] = v2232;
+    const unsigned int v2018 = v46 + v3821;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2019 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2020 = v207.x[12];
+    const float v2021 = v2020 * v2019;
+    const bool v2022 = v2018 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2022) {
+      const iron_bf16 v2026 = iron_f32_to_bf16(v2021);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2028 = v11 + v2018;
+      const unsigned int v2029 = v2028 * v1;
+      const unsigned int v2030 = v2029 + v26;
+      const unsigned int v2031 = v2030 << 6u;
+      const unsigned int v2032 = v2031 + v3820;
+      out[v2032] = v2026;
     }
-    const unsigned int v2240 = v46 + v4238;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2241 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2242 = v207.x[13];
-    const float v2243 = v2242 * v2241;
-    const bool v2244 = v2240 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2244) {
-      const iron_bf16 v2248 = iron_f32_to_bf16(v2243);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2250 = v11 + v2240;
-      const unsigned int v2251 = v2250 * v1;
-      const unsigned int v2252 = v2251 + v26;
-      const unsigned int v2253 = v2252 << 6u;
-      const unsigned int v2254 = v2253 + v4237;
-      out[v2254] = v2248;
+    const unsigned int v2034 = v46 + v3826;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2035 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2036 = v207.x[13];
+    const float v2037 = v2036 * v2035;
+    const bool v2038 = v2034 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2038) {
+      const iron_bf16 v2042 = iron_f32_to_bf16(v2037);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2044 = v11 + v2034;
+      const unsigned int v2045 = v2044 * v1;
+      const unsigned int v2046 = v2045 + v26;
+      const unsigned int v2047 = v2046 << 6u;
+      const unsigned int v2048 = v2047 + v3825;
+      out[v2048] = v2042;
     }
-    const unsigned int v2256 = v46 + v4243;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2257 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2258 = v207.x[14];
-    const float v2259 = v2258 * v2257;
-    const bool v2260 = v2256 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2260) {
-      const iron_bf16 v2264 = iron_f32_to_bf16(v2259);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2266 = v11 + v2256;
-      const unsigned int v2267 = v2266 * v1;
-      const unsigned int v2268 = v2267 + v26;
-      const unsigned int v2269 = v2268 << 6u;
-      const unsigned int v2270 = v2269 + v4242;
-      out[v2270] = v2264;
+    const unsigned int v2050 = v46 + v3831;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2051 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2052 = v207.x[14];
+    const float v2053 = v2052 * v2051;
+    const bool v2054 = v2050 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2054) {
+      const iron_bf16 v2058 = iron_f32_to_bf16(v2053);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2060 = v11 + v2050;
+      const unsigned int v2061 = v2060 * v1;
+      const unsigned int v2062 = v2061 + v26;
+      const unsigned int v2063 = v2062 << 6u;
+      const unsigned int v2064 = v2063 + v3830;
+      out[v2064] = v2058;
     }
-    const unsigned int v2272 = v46 + v4248;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2273 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2274 = v207.x[15];
-    const float v2275 = v2274 * v2273;
-    const bool v2276 = v2272 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2276) {
-      const iron_bf16 v2280 = iron_f32_to_bf16(v2275);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2282 = v11 + v2272;
-      const unsigned int v2283 = v2282 * v1;
-      const unsigned int v2284 = v2283 + v26;
-      const unsigned int v2285 = v2284 << 6u;
-      const unsigned int v2286 = v2285 + v4247;
-      out[v2286] = v2280;
+    const unsigned int v2066 = v46 + v3836;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2067 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2068 = v207.x[15];
+    const float v2069 = v2068 * v2067;
+    const bool v2070 = v2066 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2070) {
+      const iron_bf16 v2074 = iron_f32_to_bf16(v2069);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2076 = v11 + v2066;
+      const unsigned int v2077 = v2076 * v1;
+      const unsigned int v2078 = v2077 + v26;
+      const unsigned int v2079 = v2078 << 6u;
+      const unsigned int v2080 = v2079 + v3835;
+      out[v2080] = v2074;
     }
-    const unsigned int v2288 = v46 + v4253;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2289 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2290 = v207.x[16];
-    const float v2291 = v2290 * v2289;
-    const bool v2292 = v2288 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2292) {
-      const iron_bf16 v2296 = iron_f32_to_bf16(v2291);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2298 = v11 + v2288;
-      const unsigned int v2299 = v2298 * v1;
-      const unsigned int v2300 = v2299 + v26;
-      const unsigned int v2301 = v2300 << 6u;
-      const unsigned int v2302 = v2301 + v4252;
-      out[v2302] = v2296;
+    const unsigned int v2082 = v46 + v3841;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2083 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2084 = v207.x[16];
+    const float v2085 = v2084 * v2083;
+    const bool v2086 = v2082 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2086) {
+      const iron_bf16 v2090 = iron_f32_to_bf16(v2085);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2092 = v11 + v2082;
+      const unsigned int v2093 = v2092 * v1;
+      const unsigned int v2094 = v2093 + v26;
+      const unsigned int v2095 = v2094 << 6u;
+      const unsigned int v2096 = v2095 + v3840;
+      out[v2096] = v2090;
     }
-    const unsigned int v2304 = v46 + v4258;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2305 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2306 = v207.x[17];
-    const float v2307 = v2306 * v2305;
-    const bool v2308 = v2304 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2308) {
-      const iron_bf16 v2312 = iron_f32_to_bf16(v2307);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2314 = v11 + v2304;
-      const unsigned int v2315 = v2314 * v1;
-      const unsigned int v2316 = v2315 + v26;
-      const unsigned int v2317 = v2316 << 6u;
-      const unsigned int v2318 = v2317 + v4257;
-      out[v2318] = v2312;
+    const unsigned int v2098 = v46 + v3846;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2099 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2100 = v207.x[17];
+    const float v2101 = v2100 * v2099;
+    const bool v2102 = v2098 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2102) {
+      const iron_bf16 v2106 = iron_f32_to_bf16(v2101);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2108 = v11 + v2098;
+      const unsigned int v2109 = v2108 * v1;
+      const unsigned int v2110 = v2109 + v26;
+      const unsigned int v2111 = v2110 << 6u;
+      const unsigned int v2112 = v2111 + v3845;
+      out[v2112] = v2106;
     }
-    const unsigned int v2320 = v46 + v4263;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2321 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2322 = v207.x[18];
-    const float v2323 = v2322 * v2321;
-    const bool v2324 = v2320 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2324) {
-      const iron_bf16 v2328 = iron_f32_to_bf16(v2323);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2330 = v11 + v2320;
-      const unsigned int v2331 = v2330 * v1;
-      const unsigned int v2332 = v2331 + v26;
-      const unsigned int v2333 = v2332 << 6u;
-      const unsigned int v2334 = v2333 + v4262;
-      out[v2334] = v2328;
+    const unsigned int v2114 = v46 + v3851;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2115 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2116 = v207.x[18];
+    const float v2117 = v2116 * v2115;
+    const bool v2118 = v2114 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2118) {
+      const iron_bf16 v2122 = iron_f32_to_bf16(v2117);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2124 = v11 + v2114;
+      const unsigned int v2125 = v2124 * v1;
+      const unsigned int v2126 = v2125 + v26;
+      const unsigned int v2127 = v2126 << 6u;
+      const unsigned int v2128 = v2127 + v3850;
+      out[v2128] = v2122;
     }
-    const unsigned int v2336 = v46 + v4268;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2337 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2338 = v207.x[19];
-    const float v2339 = v2338 * v2337;
-    const bool v2340 = v2336 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2340) {
-      const iron_bf16 v2344 = iron_f32_to_bf16(v2339);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2346 = v11 + v2336;
-      const unsigned int v2347 = v2346 * v1;
-      const unsigned int v2348 = v2347 + v26;
-      const unsigned int v2349 = v2348 << 6u;
-      const unsigned int v2350 = v2349 + v4267;
-      out[v2350] = v2344;
+    const unsigned int v2130 = v46 + v3856;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2131 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2132 = v207.x[19];
+    const float v2133 = v2132 * v2131;
+    const bool v2134 = v2130 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2134) {
+      const iron_bf16 v2138 = iron_f32_to_bf16(v2133);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2140 = v11 + v2130;
+      const unsigned int v2141 = v2140 * v1;
+      const unsigned int v2142 = v2141 + v26;
+      const unsigned int v2143 = v2142 << 6u;
+      const unsigned int v2144 = v2143 + v3855;
+      out[v2144] = v2138;
     }
-    const unsigned int v2352 = v46 + v4273;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2353 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2354 = v207.x[20];
-    const float v2355 = v2354 * v2353;
-    const bool v2356 = v2352 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2356) {
-      const iron_bf16 v2360 = iron_f32_to_bf16(v2355);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2362 = v11 + v2352;
-      const unsigned int v2363 = v2362 * v1;
-      const unsigned int v2364 = v2363 + v26;
-      const unsigned int v2365 = v2364 << 6u;
-      const unsigned int v2366 = v2365 + v4272;
-      out[v2366] = v2360;
+    const unsigned int v2146 = v46 + v3861;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2147 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2148 = v207.x[20];
+    const float v2149 = v2148 * v2147;
+    const bool v2150 = v2146 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2150) {
+      const iron_bf16 v2154 = iron_f32_to_bf16(v2149);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2156 = v11 + v2146;
+      const unsigned int v2157 = v2156 * v1;
+      const unsigned int v2158 = v2157 + v26;
+      const unsigned int v2159 = v2158 << 6u;
+      const unsigned int v2160 = v2159 + v3860;
+      out[v2160] = v2154;
     }
-    const unsigned int v2368 = v46 + v4278;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2369 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2370 = v207.x[21];
-    const float v2371 = v2370 * v2369;
-    const bool v2372 = v2368 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2372) {
-      const iron_bf16 v2376 = iron_f32_to_bf16(v2371);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2378 = v11 + v2368;
-      const unsigned int v2379 = v2378 * v1;
-      const unsigned int v2380 = v2379 + v26;
-      const unsigned int v2381 = v2380 << 6u;
-      const unsigned int v2382 = v2381 + v4277;
-      out[v2382] = v2376;
+    const unsigned int v2162 = v46 + v3866;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2163 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2164 = v207.x[21];
+    const float v2165 = v2164 * v2163;
+    const bool v2166 = v2162 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2166) {
+      const iron_bf16 v2170 = iron_f32_to_bf16(v2165);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2172 = v11 + v2162;
+      const unsigned int v2173 = v2172 * v1;
+      const unsigned int v2174 = v2173 + v26;
+      const unsigned int v2175 = v2174 << 6u;
+      const unsigned int v2176 = v2175 + v3865;
+      out[v2176] = v2170;
     }
-    const unsigned int v2384 = v46 + v4283;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2385 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2386 = v207.x[22];
-    const float v2387 = v2386 * v2385;
-    const bool v2388 = v2384 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2388) {
-      const iron_bf16 v2392 = iron_f32_to_bf16(v2387);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2394 = v11 + v2384;
-      const unsigned int v2395 = v2394 * v1;
-      const unsigned int v2396 = v2395 + v26;
-      const unsigned int v2397 = v2396 << 6u;
-      const unsigned int v2398 = v2397 + v4282;
-      out[v2398] = v2392;
+    const unsigned int v2178 = v46 + v3871;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2179 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2180 = v207.x[22];
+    const float v2181 = v2180 * v2179;
+    const bool v2182 = v2178 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2182) {
+      const iron_bf16 v2186 = iron_f32_to_bf16(v2181);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2188 = v11 + v2178;
+      const unsigned int v2189 = v2188 * v1;
+      const unsigned int v2190 = v2189 + v26;
+      const unsigned int v2191 = v2190 << 6u;
+      const unsigned int v2192 = v2191 + v3870;
+      out[v2192] = v2186;
     }
-    const unsigned int v2400 = v46 + v4288;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2401 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2402 = v207.x[23];
-    const float v2403 = v2402 * v2401;
-    const bool v2404 = v2400 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2404) {
-      const iron_bf16 v2408 = iron_f32_to_bf16(v2403);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2410 = v11 + v2400;
-      const unsigned int v2411 = v2410 * v1;
-      const unsigned int v2412 = v2411 + v26;
-      const unsigned int v2413 = v2412 << 6u;
-      const unsigned int v2414 = v2413 + v4287;
-      out[v2414] = v2408;
+    const unsigned int v2194 = v46 + v3876;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2195 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2196 = v207.x[23];
+    const float v2197 = v2196 * v2195;
+    const bool v2198 = v2194 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2198) {
+      const iron_bf16 v2202 = iron_f32_to_bf16(v2197);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2204 = v11 + v2194;
+      const unsigned int v2205 = v2204 * v1;
+      const unsigned int v2206 = v2205 + v26;
+      const unsigned int v2207 = v2206 << 6u;
+      const unsigned int v2208 = v2207 + v3875;
+      out[v2208] = v2202;
     }
-    const unsigned int v2416 = v46 + v4293;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2417 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2418 = v207.x[24];
-    const float v2419 = v2418 * v2417;
-    const bool v2420 = v2416 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2420) {
-      const iron_bf16 v2424 = iron_f32_to_bf16(v2419);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2426 = v11 + v2416;
-      const unsigned int v2427 = v2426 * v1;
-      const unsigned int v2428 = v2427 + v26;
-      const unsigned int v2429 = v2428 << 6u;
-      const unsigned int v2430 = v2429 + v4292;
-      out[v2430] = v2424;
+    const unsigned int v2210 = v46 + v3881;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2211 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2212 = v207.x[24];
+    const float v2213 = v2212 * v2211;
+    const bool v2214 = v2210 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2214) {
+      const iron_bf16 v2218 = iron_f32_to_bf16(v2213);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2220 = v11 + v2210;
+      const unsigned int v2221 = v2220 * v1;
+      const unsigned int v2222 = v2221 + v26;
+      const unsigned int v2223 = v2222 << 6u;
+      const unsigned int v2224 = v2223 + v3880;
+      out[v2224] = v2218;
     }
-    const unsigned int v2432 = v46 + v4298;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2433 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2434 = v207.x[25];
-    const float v2435 = v2434 * v2433;
-    const bool v2436 = v2432 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2436) {
-      const iron_bf16 v2440 = iron_f32_to_bf16(v2435);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2442 = v11 + v2432;
-      const unsigned int v2443 = v2442 * v1;
-      const unsigned int v2444 = v2443 + v26;
-      const unsigned int v2445 = v2444 << 6u;
-      const unsigned int v2446 = v2445 + v4297;
-      out[v2446] = v2440;
+    const unsigned int v2226 = v46 + v3886;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2227 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2228 = v207.x[25];
+    const float v2229 = v2228 * v2227;
+    const bool v2230 = v2226 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2230) {
+      const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2236 = v11 + v2226;
+      const unsigned int v2237 = v2236 * v1;
+      const unsigned int v2238 = v2237 + v26;
+      const unsigned int v2239 = v2238 << 6u;
+      const unsigned int v2240 = v2239 + v3885;
+      out[v2240] = v2234;
     }
-    const unsigned int v2448 = v46 + v4303;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2449 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2450 = v207.x[26];
-    const float v2451 = v2450 * v2449;
-    const bool v2452 = v2448 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2452) {
-      const iron_bf16 v2456 = iron_f32_to_bf16(v2451);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2458 = v11 + v2448;
-      const unsigned int v2459 = v2458 * v1;
-      const unsigned int v2460 = v2459 + v26;
-      const unsigned int v2461 = v2460 << 6u;
-      const unsigned int v2462 = v2461 + v4302;
-      out[v2462] = v2456;
+    const unsigned int v2242 = v46 + v3891;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2243 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2244 = v207.x[26];
+    const float v2245 = v2244 * v2243;
+    const bool v2246 = v2242 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2246) {
+      const iron_bf16 v2250 = iron_f32_to_bf16(v2245);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2252 = v11 + v2242;
+      const unsigned int v2253 = v2252 * v1;
+      const unsigned int v2254 = v2253 + v26;
+      const unsigned int v2255 = v2254 << 6u;
+      const unsigned int v2256 = v2255 + v3890;
+      out[v2256] = v2250;
     }
-    const unsigned int v2464 = v46 + v4308;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2465 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2466 = v207.x[27];
-    const float v2467 = v2466 * v2465;
-    const bool v2468 = v2464 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2468) {
-      const iron_bf16 v2472 = iron_f32_to_bf16(v2467);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2474 = v11 + v2464;
-      const unsigned int v2475 = v2474 * v1;
-      const unsigned int v2476 = v2475 + v26;
-      const unsigned int v2477 = v2476 << 6u;
-      const unsigned int v2478 = v2477 + v4307;
-      out[v2478] = v2472;
+    const unsigned int v2258 = v46 + v3896;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2259 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2260 = v207.x[27];
+    const float v2261 = v2260 * v2259;
+    const bool v2262 = v2258 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2262) {
+      const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2268 = v11 + v2258;
+      const unsigned int v2269 = v2268 * v1;
+      const unsigned int v2270 = v2269 + v26;
+      const unsigned int v2271 = v2270 << 6u;
+      const unsigned int v2272 = v2271 + v3895;
+      out[v2272] = v2266;
     }
-    const unsigned int v2480 = v46 + v4313;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2481 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2482 = v207.x[28];
-    const float v2483 = v2482 * v2481;
-    const bool v2484 = v2480 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2484) {
-      const iron_bf16 v2488 = iron_f32_to_bf16(v2483);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2490 = v11 + v2480;
-      const unsigned int v2491 = v2490 * v1;
-      const unsigned int v2492 = v2491 + v26;
-      const unsigned int v2493 = v2492 << 6u;
-      const unsigned int v2494 = v2493 + v4312;
-      out[v2494] = v2488;
+    const unsigned int v2274 = v46 + v3901;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2275 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2276 = v207.x[28];
+    const float v2277 = v2276 * v2275;
+    const bool v2278 = v2274 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2278) {
+      const iron_bf16 v2282 = iron_f32_to_bf16(v2277);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2284 = v11 + v2274;
+      const unsigned int v2285 = v2284 * v1;
+      const unsigned int v2286 = v2285 + v26;
+      const unsigned int v2287 = v2286 << 6u;
+      const unsigned int v2288 = v2287 + v3900;
+      out[v2288] = v2282;
     }
-    const unsigned int v2496 = v46 + v4318;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2497 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2498 = v207.x[29];
-    const float v2499 = v2498 * v2497;
-    const bool v2500 = v2496 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2500) {
-      const iron_bf16 v2504 = iron_f32_to_bf16(v2499);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2506 = v11 + v2496;
-      const unsigned int v2507 = v2506 * v1;
-      const unsigned int v2508 = v2507 + v26;
-      const unsigned int v2509 = v2508 << 6u;
-      const unsigned int v2510 = v2509 + v4317;
-      out[v2510] = v2504;
+    const unsigned int v2290 = v46 + v3906;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2291 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2292 = v207.x[29];
+    const float v2293 = v2292 * v2291;
+    const bool v2294 = v2290 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2294) {
+      const iron_bf16 v2298 = iron_f32_to_bf16(v2293);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2300 = v11 + v2290;
+      const unsigned int v2301 = v2300 * v1;
+      const unsigned int v2302 = v2301 + v26;
+      const unsigned int v2303 = v2302 << 6u;
+      const unsigned int v2304 = v2303 + v3905;
+      out[v2304] = v2298;
     }
-    const unsigned int v2512 = v46 + v4323;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2513 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2514 = v207.x[30];
-    const float v2515 = v2514 * v2513;
-    const bool v2516 = v2512 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2516) {
-      const iron_bf16 v2520 = iron_f32_to_bf16(v2515);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2522 = v11 + v2512;
-      const unsigned int v2523 = v2522 * v1;
-      const unsigned int v2524 = v2523 + v26;
-      const unsigned int v2525 = v2524 << 6u;
-      const unsigned int v2526 = v2525 + v4322;
-      out[v2526] = v2520;
+    const unsigned int v2306 = v46 + v3911;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2307 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2308 = v207.x[30];
+    const float v2309 = v2308 * v2307;
+    const bool v2310 = v2306 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2310) {
+      const iron_bf16 v2314 = iron_f32_to_bf16(v2309);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2316 = v11 + v2306;
+      const unsigned int v2317 = v2316 * v1;
+      const unsigned int v2318 = v2317 + v26;
+      const unsigned int v2319 = v2318 << 6u;
+      const unsigned int v2320 = v2319 + v3910;
+      out[v2320] = v2314;
     }
-    const unsigned int v2528 = v46 + v4328;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2529 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2530 = v207.x[31];
-    const float v2531 = v2530 * v2529;
-    const bool v2532 = v2528 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2532) {
-      const iron_bf16 v2536 = iron_f32_to_bf16(v2531);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2538 = v11 + v2528;
-      const unsigned int v2539 = v2538 * v1;
-      const unsigned int v2540 = v2539 + v26;
-      const unsigned int v2541 = v2540 << 6u;
-      const unsigned int v2542 = v2541 + v4327;
-      out[v2542] = v2536;
+    const unsigned int v2322 = v46 + v3916;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2323 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2324 = v207.x[31];
+    const float v2325 = v2324 * v2323;
+    const bool v2326 = v2322 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2326) {
+      const iron_bf16 v2330 = iron_f32_to_bf16(v2325);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2332 = v11 + v2322;
+      const unsigned int v2333 = v2332 * v1;
+      const unsigned int v2334 = v2333 + v26;
+      const unsigned int v2335 = v2334 << 6u;
+      const unsigned int v2336 = v2335 + v3915;
+      out[v2336] = v2330;
     }
   }
 }

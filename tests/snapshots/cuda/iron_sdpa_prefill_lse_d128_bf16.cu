@@ -557,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
     const bool v322 = v319 && v321;
     const unsigned int v323 = v322 ? v317 : v47;
     const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v327, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v329;
     iron_frag_fill(v329, 0.0f);
@@ -565,3866 +565,3390 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
     iron_frag_fill(v331, 0.0f);
     iron_frag<float, 2, 16, 64> v333;
     iron_frag_fill(v333, 0.0f);
-    const bool v9778 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v9778) {
-      const unsigned int v9782 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9783 = v9782 < v37;
-      const unsigned int v9784 = v9783 ? v9782 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9785 = v31 + v9784;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9786 = v9785 * v2;
-      const unsigned int v9787 = v9786 + v28;
-      const unsigned int v9788 = v9787 << 7u;
-      const unsigned int v9789 = v9788 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v9789, v9783);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9793 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9794 = v9793 < v37;
-      const unsigned int v9795 = v9794 ? v9793 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9796 = v31 + v9795;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9797 = v9796 * v2;
-      const unsigned int v9798 = v9797 + v28;
-      const unsigned int v9799 = v9798 << 7u;
-      const unsigned int v9800 = v9799 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v9800, v9794);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9804 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9805 = v9804 < v37;
-      const unsigned int v9806 = v9805 ? v9804 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9807 = v31 + v9806;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9808 = v9807 * v2;
-      const unsigned int v9809 = v9808 + v28;
-      const unsigned int v9810 = v9809 << 7u;
-      const unsigned int v9811 = v9810 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v9811, v9805);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9815 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9816 = v9815 < v37;
-      const unsigned int v9817 = v9816 ? v9815 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9818 = v31 + v9817;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9819 = v9818 * v2;
-      const unsigned int v9820 = v9819 + v28;
-      const unsigned int v9821 = v9820 << 7u;
-      const unsigned int v9822 = v9821 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v9822, v9816);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9826 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9827 = v9826 < v37;
-      const unsigned int v9828 = v9827 ? v9826 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9829 = v31 + v9828;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9830 = v9829 * v2;
-      const unsigned int v9831 = v9830 + v28;
-      const unsigned int v9832 = v9831 << 7u;
-      const unsigned int v9833 = v9832 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v9833, v9827);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9837 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9838 = v9837 < v37;
-      const unsigned int v9839 = v9838 ? v9837 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9840 = v31 + v9839;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9841 = v9840 * v2;
-      const unsigned int v9842 = v9841 + v28;
-      const unsigned int v9843 = v9842 << 7u;
-      const unsigned int v9844 = v9843 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v9844, v9838);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9848 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9849 = v9848 < v37;
-      const unsigned int v9850 = v9849 ? v9848 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9851 = v31 + v9850;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9852 = v9851 * v2;
-      const unsigned int v9853 = v9852 + v28;
-      const unsigned int v9854 = v9853 << 7u;
-      const unsigned int v9855 = v9854 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v9855, v9849);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9859 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9860 = v9859 < v37;
-      const unsigned int v9861 = v9860 ? v9859 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9862 = v31 + v9861;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9863 = v9862 * v2;
-      const unsigned int v9864 = v9863 + v28;
-      const unsigned int v9865 = v9864 << 7u;
-      const unsigned int v9866 = v9865 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v9866, v9860);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v9789, v9783);
-      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v9800, v9794);
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v9811, v9805);
-      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v9822, v9816);
-      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v9833, v9827);
-      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v9844, v9838);
-      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v9855, v9849);
-      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9866, v9860);
+    const bool v8406 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v8406) {
+      const unsigned int v8410 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8411 = v8410 < v37;
+      const unsigned int v8412 = v8411 ? v8410 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8413 = v31 + v8412;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8414 = v8413 * v2;
+      const unsigned int v8415 = v8414 + v28;
+      const unsigned int v8416 = v8415 << 7u;
+      const unsigned int v8417 = v8416 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v8417, v8411);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8421 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8422 = v8421 < v37;
+      const unsigned int v8423 = v8422 ? v8421 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8424 = v31 + v8423;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8425 = v8424 * v2;
+      const unsigned int v8426 = v8425 + v28;
+      const unsigned int v8427 = v8426 << 7u;
+      const unsigned int v8428 = v8427 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v8428, v8422);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8432 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8433 = v8432 < v37;
+      const unsigned int v8434 = v8433 ? v8432 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8435 = v31 + v8434;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8436 = v8435 * v2;
+      const unsigned int v8437 = v8436 + v28;
+      const unsigned int v8438 = v8437 << 7u;
+      const unsigned int v8439 = v8438 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v8439, v8433);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8443 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8444 = v8443 < v37;
+      const unsigned int v8445 = v8444 ? v8443 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8446 = v31 + v8445;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8447 = v8446 * v2;
+      const unsigned int v8448 = v8447 + v28;
+      const unsigned int v8449 = v8448 << 7u;
+      const unsigned int v8450 = v8449 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v8450, v8444);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8454 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8455 = v8454 < v37;
+      const unsigned int v8456 = v8455 ? v8454 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8457 = v31 + v8456;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8458 = v8457 * v2;
+      const unsigned int v8459 = v8458 + v28;
+      const unsigned int v8460 = v8459 << 7u;
+      const unsigned int v8461 = v8460 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v8461, v8455);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8465 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8466 = v8465 < v37;
+      const unsigned int v8467 = v8466 ? v8465 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8468 = v31 + v8467;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8469 = v8468 * v2;
+      const unsigned int v8470 = v8469 + v28;
+      const unsigned int v8471 = v8470 << 7u;
+      const unsigned int v8472 = v8471 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v8472, v8466);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8476 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8477 = v8476 < v37;
+      const unsigned int v8478 = v8477 ? v8476 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8479 = v31 + v8478;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8480 = v8479 * v2;
+      const unsigned int v8481 = v8480 + v28;
+      const unsigned int v8482 = v8481 << 7u;
+      const unsigned int v8483 = v8482 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v8483, v8477);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v8487 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v8488 = v8487 < v37;
+      const unsigned int v8489 = v8488 ? v8487 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v8490 = v31 + v8489;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v8491 = v8490 * v2;
+      const unsigned int v8492 = v8491 + v28;
+      const unsigned int v8493 = v8492 << 7u;
+      const unsigned int v8494 = v8493 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v8494, v8488);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v8417, v8411);
+      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v8428, v8422);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v8439, v8433);
+      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v8450, v8444);
+      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v8461, v8455);
+      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v8472, v8466);
+      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v8483, v8477);
+      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v8494, v8488);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6081 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v6082 = v6081 << 6u;
-    const unsigned int v9040 = v41 & 3u;
-    const unsigned int v9042 = v9040 << 4u;
-    const unsigned int v9044 = v9042 << 6u;
-    const unsigned int v9046 = v6082 + v9044;
-    const unsigned int v9057 = v9046 + 16u;
-    const unsigned int v9066 = v9046 + 32u;
-    const unsigned int v9075 = v9046 + 48u;
-    const unsigned int v6096 = 8192u + v6082;
-    const unsigned int v9091 = v6096 + v9044;
-    const unsigned int v9102 = v9091 + 16u;
-    const unsigned int v9111 = v9091 + 32u;
-    const unsigned int v9120 = v9091 + 48u;
-    const bool v6112 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v8653 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v8654 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8658 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8659 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8663 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8664 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8668 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8669 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8673 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8674 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8678 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8679 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8683 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8684 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8688 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8689 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8693 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8694 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8698 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8699 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8703 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8704 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8708 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8709 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8713 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8714 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8718 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8719 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8723 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8724 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8728 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8729 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8733 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8734 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8738 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8739 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8743 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8744 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8748 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8749 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8753 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8754 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8758 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8759 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8763 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8764 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8768 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8769 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8773 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8774 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8778 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8779 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8783 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8784 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8788 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8789 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8793 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8794 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8798 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8799 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8803 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8804 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8808 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8809 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8813 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8814 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8818 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8819 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8823 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8824 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8828 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8829 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8833 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8834 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8838 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8839 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8843 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8844 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8848 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8849 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8853 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8854 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8858 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8859 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8863 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8864 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8868 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8869 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8873 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8874 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8878 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8879 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8883 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8884 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8888 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8889 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8893 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8894 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8898 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8899 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8903 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8904 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8908 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8909 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8913 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8914 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8918 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8919 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8923 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8924 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8928 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8929 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8933 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8934 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8938 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8939 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8943 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8944 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8948 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8949 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8953 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8954 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8958 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8959 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8963 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8964 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8968 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8969 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8981 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
-    const unsigned int v8994 = v6081 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
-    const unsigned int v9134 = v9042 << 7u;
-    const unsigned int v9136 = v8994 + v9134;
-    const unsigned int v9149 = v9136 + 16u;
-    const unsigned int v9160 = v9136 + 32u;
-    const unsigned int v9171 = v9136 + 48u;
-    const unsigned int v9009 = v8994 + 64u;
-    const unsigned int v9189 = v9009 + v9134;
-    const unsigned int v9202 = v9189 + 16u;
-    const unsigned int v9213 = v9189 + 32u;
-    const unsigned int v9224 = v9189 + 48u;
+    const unsigned int v5395 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v5396 = v5395 << 6u;
+    const unsigned int v7668 = v41 & 3u;
+    const unsigned int v7670 = v7668 << 4u;
+    const unsigned int v7672 = v7670 << 6u;
+    const unsigned int v7674 = v5396 + v7672;
+    const unsigned int v7685 = v7674 + 16u;
+    const unsigned int v7694 = v7674 + 32u;
+    const unsigned int v7703 = v7674 + 48u;
+    const unsigned int v5410 = 8192u + v5396;
+    const unsigned int v7719 = v5410 + v7672;
+    const unsigned int v7730 = v7719 + 16u;
+    const unsigned int v7739 = v7719 + 32u;
+    const unsigned int v7748 = v7719 + 48u;
+    const bool v5426 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v7281 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v7282 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7286 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7287 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7291 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7292 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7296 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7297 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7301 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7302 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7306 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7307 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7311 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7312 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7316 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7317 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7321 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7322 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7326 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7327 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7331 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7332 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7336 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7337 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7341 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7342 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7346 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7347 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7351 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7352 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7356 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7357 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7361 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7362 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7366 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7367 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7371 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7372 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7376 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7377 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7381 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7382 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7386 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7387 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7391 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7392 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7396 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7397 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7401 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7402 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7406 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7407 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7411 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7412 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7416 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7417 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7421 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7422 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7426 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7427 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7431 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7432 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7436 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7437 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7441 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7442 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7446 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7447 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7451 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7452 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7456 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7457 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7461 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7462 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7466 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7467 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7471 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7472 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7476 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7477 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7481 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7482 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7486 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7487 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7491 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7492 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7496 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7497 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7501 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7502 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7506 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7507 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7511 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7512 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7516 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7517 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7521 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7522 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7526 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7527 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7531 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7532 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7536 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7537 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7541 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7542 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7546 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7547 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7551 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7552 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7556 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7557 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7561 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7562 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7566 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7567 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7571 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7572 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7576 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7577 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7581 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7582 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7586 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7587 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7591 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7592 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7596 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7597 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7609 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v7622 = v5395 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v7762 = v7670 << 7u;
+    const unsigned int v7764 = v7622 + v7762;
+    const unsigned int v7777 = v7764 + 16u;
+    const unsigned int v7788 = v7764 + 32u;
+    const unsigned int v7799 = v7764 + 48u;
+    const unsigned int v7637 = v7622 + 64u;
+    const unsigned int v7817 = v7637 + v7762;
+    const unsigned int v7830 = v7817 + 16u;
+    const unsigned int v7841 = v7817 + 32u;
+    const unsigned int v7852 = v7817 + 48u;
 
-    for (unsigned int v5559 = v323; v5559 < v307; v5559 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5560 = v5559 - v323;
-      const unsigned int v5561 = v5560 >> 7u;
-      const unsigned int v5563 = v5561 & 1u;
+    for (unsigned int v4873 = v323; v4873 < v307; v4873 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v4874 = v4873 - v323;
+      const unsigned int v4875 = v4874 >> 7u;
+      const unsigned int v4877 = v4875 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5566 = v5559 + 128u;
-      const unsigned int v5568 = v5561 + 1u;
-      const unsigned int v5569 = v5568 & 1u;
-      const bool v5570 = v5566 < v307;
-      if (v5570) {
-        const unsigned int v5572 = v5569 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v5582 = v5566 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5583 = v5582 < v37;
-        const unsigned int v5586 = v5583 ? v5582 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5588 = v31 + v5586;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5589 = v5588 * v2;
-        const unsigned int v5590 = v5589 + v28;
-        const unsigned int v5591 = v5590 << 7u;
-        const unsigned int v5592 = v5591 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5601 = v5572 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5602 = v5601 + v71;
-        const unsigned int v5603 = v5602 + v69;
-        iron_copy_async<16>(shm1 + (v5603 ^ (((v5603 >> 6u) & 7u) << 3u)), k + v5592, v5583);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5613 = v5566 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5614 = v5613 < v37;
-        const unsigned int v5617 = v5614 ? v5613 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5619 = v31 + v5617;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5620 = v5619 * v2;
-        const unsigned int v5621 = v5620 + v28;
-        const unsigned int v5622 = v5621 << 7u;
-        const unsigned int v5623 = v5622 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5632 = v5572 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5633 = v5632 + v102;
-        const unsigned int v5634 = v5633 + v100;
-        iron_copy_async<16>(shm1 + (v5634 ^ (((v5634 >> 6u) & 7u) << 3u)), k + v5623, v5614);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5644 = v5566 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5645 = v5644 < v37;
-        const unsigned int v5648 = v5645 ? v5644 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5650 = v31 + v5648;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5651 = v5650 * v2;
-        const unsigned int v5652 = v5651 + v28;
-        const unsigned int v5653 = v5652 << 7u;
-        const unsigned int v5654 = v5653 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5663 = v5572 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5664 = v5663 + v133;
-        const unsigned int v5665 = v5664 + v131;
-        iron_copy_async<16>(shm1 + (v5665 ^ (((v5665 >> 6u) & 7u) << 3u)), k + v5654, v5645);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5675 = v5566 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5676 = v5675 < v37;
-        const unsigned int v5679 = v5676 ? v5675 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5681 = v31 + v5679;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5682 = v5681 * v2;
-        const unsigned int v5683 = v5682 + v28;
-        const unsigned int v5684 = v5683 << 7u;
-        const unsigned int v5685 = v5684 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5694 = v5572 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5695 = v5694 + v164;
-        const unsigned int v5696 = v5695 + v162;
-        iron_copy_async<16>(shm1 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), k + v5685, v5676);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5706 = v5566 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5707 = v5706 < v37;
-        const unsigned int v5710 = v5707 ? v5706 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5712 = v31 + v5710;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5713 = v5712 * v2;
-        const unsigned int v5714 = v5713 + v28;
-        const unsigned int v5715 = v5714 << 7u;
-        const unsigned int v5716 = v5715 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5725 = v5572 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5726 = v5725 + v195;
-        const unsigned int v5727 = v5726 + v193;
-        iron_copy_async<16>(shm1 + (v5727 ^ (((v5727 >> 6u) & 7u) << 3u)), k + v5716, v5707);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5737 = v5566 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5738 = v5737 < v37;
-        const unsigned int v5741 = v5738 ? v5737 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5743 = v31 + v5741;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5744 = v5743 * v2;
-        const unsigned int v5745 = v5744 + v28;
-        const unsigned int v5746 = v5745 << 7u;
-        const unsigned int v5747 = v5746 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5756 = v5572 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5757 = v5756 + v226;
-        const unsigned int v5758 = v5757 + v224;
-        iron_copy_async<16>(shm1 + (v5758 ^ (((v5758 >> 6u) & 7u) << 3u)), k + v5747, v5738);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5768 = v5566 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5769 = v5768 < v37;
-        const unsigned int v5772 = v5769 ? v5768 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5774 = v31 + v5772;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5775 = v5774 * v2;
-        const unsigned int v5776 = v5775 + v28;
-        const unsigned int v5777 = v5776 << 7u;
-        const unsigned int v5778 = v5777 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5787 = v5572 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5788 = v5787 + v257;
-        const unsigned int v5789 = v5788 + v255;
-        iron_copy_async<16>(shm1 + (v5789 ^ (((v5789 >> 6u) & 7u) << 3u)), k + v5778, v5769);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5799 = v5566 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5800 = v5799 < v37;
-        const unsigned int v5803 = v5800 ? v5799 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5805 = v31 + v5803;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5806 = v5805 * v2;
-        const unsigned int v5807 = v5806 + v28;
-        const unsigned int v5808 = v5807 << 7u;
-        const unsigned int v5809 = v5808 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5818 = v5572 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5819 = v5818 + v288;
-        const unsigned int v5820 = v5819 + v286;
-        iron_copy_async<16>(shm1 + (v5820 ^ (((v5820 >> 6u) & 7u) << 3u)), k + v5809, v5800);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v5603 ^ (((v5603 >> 6u) & 7u) << 3u)), v + v5592, v5583);
-        iron_copy_async<16>(shm2 + (v5634 ^ (((v5634 >> 6u) & 7u) << 3u)), v + v5623, v5614);
-        iron_copy_async<16>(shm2 + (v5665 ^ (((v5665 >> 6u) & 7u) << 3u)), v + v5654, v5645);
-        iron_copy_async<16>(shm2 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), v + v5685, v5676);
-        iron_copy_async<16>(shm2 + (v5727 ^ (((v5727 >> 6u) & 7u) << 3u)), v + v5716, v5707);
-        iron_copy_async<16>(shm2 + (v5758 ^ (((v5758 >> 6u) & 7u) << 3u)), v + v5747, v5738);
-        iron_copy_async<16>(shm2 + (v5789 ^ (((v5789 >> 6u) & 7u) << 3u)), v + v5778, v5769);
-        iron_copy_async<16>(shm2 + (v5820 ^ (((v5820 >> 6u) & 7u) << 3u)), v + v5809, v5800);
+      const unsigned int v4880 = v4873 + 128u;
+      const unsigned int v4882 = v4875 + 1u;
+      const unsigned int v4883 = v4882 & 1u;
+      const bool v4884 = v4880 < v307;
+      if (v4884) {
+        const unsigned int v4886 = v4883 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v4896 = v4880 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4897 = v4896 < v37;
+        const unsigned int v4900 = v4897 ? v4896 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4902 = v31 + v4900;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4903 = v4902 * v2;
+        const unsigned int v4904 = v4903 + v28;
+        const unsigned int v4905 = v4904 << 7u;
+        const unsigned int v4906 = v4905 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4915 = v4886 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4916 = v4915 + v71;
+        const unsigned int v4917 = v4916 + v69;
+        iron_copy_async<16>(shm1 + (v4917 ^ (((v4917 >> 6u) & 7u) << 3u)), k + v4906, v4897);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4927 = v4880 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4928 = v4927 < v37;
+        const unsigned int v4931 = v4928 ? v4927 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4933 = v31 + v4931;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4934 = v4933 * v2;
+        const unsigned int v4935 = v4934 + v28;
+        const unsigned int v4936 = v4935 << 7u;
+        const unsigned int v4937 = v4936 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4946 = v4886 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4947 = v4946 + v102;
+        const unsigned int v4948 = v4947 + v100;
+        iron_copy_async<16>(shm1 + (v4948 ^ (((v4948 >> 6u) & 7u) << 3u)), k + v4937, v4928);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4958 = v4880 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4959 = v4958 < v37;
+        const unsigned int v4962 = v4959 ? v4958 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4964 = v31 + v4962;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4965 = v4964 * v2;
+        const unsigned int v4966 = v4965 + v28;
+        const unsigned int v4967 = v4966 << 7u;
+        const unsigned int v4968 = v4967 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4977 = v4886 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4978 = v4977 + v133;
+        const unsigned int v4979 = v4978 + v131;
+        iron_copy_async<16>(shm1 + (v4979 ^ (((v4979 >> 6u) & 7u) << 3u)), k + v4968, v4959);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4989 = v4880 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4990 = v4989 < v37;
+        const unsigned int v4993 = v4990 ? v4989 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4995 = v31 + v4993;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v4996 = v4995 * v2;
+        const unsigned int v4997 = v4996 + v28;
+        const unsigned int v4998 = v4997 << 7u;
+        const unsigned int v4999 = v4998 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5008 = v4886 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5009 = v5008 + v164;
+        const unsigned int v5010 = v5009 + v162;
+        iron_copy_async<16>(shm1 + (v5010 ^ (((v5010 >> 6u) & 7u) << 3u)), k + v4999, v4990);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5020 = v4880 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5021 = v5020 < v37;
+        const unsigned int v5024 = v5021 ? v5020 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5026 = v31 + v5024;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5027 = v5026 * v2;
+        const unsigned int v5028 = v5027 + v28;
+        const unsigned int v5029 = v5028 << 7u;
+        const unsigned int v5030 = v5029 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5039 = v4886 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5040 = v5039 + v195;
+        const unsigned int v5041 = v5040 + v193;
+        iron_copy_async<16>(shm1 + (v5041 ^ (((v5041 >> 6u) & 7u) << 3u)), k + v5030, v5021);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5051 = v4880 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5052 = v5051 < v37;
+        const unsigned int v5055 = v5052 ? v5051 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5057 = v31 + v5055;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5058 = v5057 * v2;
+        const unsigned int v5059 = v5058 + v28;
+        const unsigned int v5060 = v5059 << 7u;
+        const unsigned int v5061 = v5060 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5070 = v4886 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5071 = v5070 + v226;
+        const unsigned int v5072 = v5071 + v224;
+        iron_copy_async<16>(shm1 + (v5072 ^ (((v5072 >> 6u) & 7u) << 3u)), k + v5061, v5052);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5082 = v4880 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5083 = v5082 < v37;
+        const unsigned int v5086 = v5083 ? v5082 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5088 = v31 + v5086;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5089 = v5088 * v2;
+        const unsigned int v5090 = v5089 + v28;
+        const unsigned int v5091 = v5090 << 7u;
+        const unsigned int v5092 = v5091 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5101 = v4886 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5102 = v5101 + v257;
+        const unsigned int v5103 = v5102 + v255;
+        iron_copy_async<16>(shm1 + (v5103 ^ (((v5103 >> 6u) & 7u) << 3u)), k + v5092, v5083);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5113 = v4880 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5114 = v5113 < v37;
+        const unsigned int v5117 = v5114 ? v5113 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5119 = v31 + v5117;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5120 = v5119 * v2;
+        const unsigned int v5121 = v5120 + v28;
+        const unsigned int v5122 = v5121 << 7u;
+        const unsigned int v5123 = v5122 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5132 = v4886 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5133 = v5132 + v288;
+        const unsigned int v5134 = v5133 + v286;
+        iron_copy_async<16>(shm1 + (v5134 ^ (((v5134 >> 6u) & 7u) << 3u)), k + v5123, v5114);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v4917 ^ (((v4917 >> 6u) & 7u) << 3u)), v + v4906, v4897);
+        iron_copy_async<16>(shm2 + (v4948 ^ (((v4948 >> 6u) & 7u) << 3u)), v + v4937, v4928);
+        iron_copy_async<16>(shm2 + (v4979 ^ (((v4979 >> 6u) & 7u) << 3u)), v + v4968, v4959);
+        iron_copy_async<16>(shm2 + (v5010 ^ (((v5010 >> 6u) & 7u) << 3u)), v + v4999, v4990);
+        iron_copy_async<16>(shm2 + (v5041 ^ (((v5041 >> 6u) & 7u) << 3u)), v + v5030, v5021);
+        iron_copy_async<16>(shm2 + (v5072 ^ (((v5072 >> 6u) & 7u) << 3u)), v + v5061, v5052);
+        iron_copy_async<16>(shm2 + (v5103 ^ (((v5103 >> 6u) & 7u) << 3u)), v + v5092, v5083);
+        iron_copy_async<16>(shm2 + (v5134 ^ (((v5134 >> 6u) & 7u) << 3u)), v + v5123, v5114);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v6072;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v6072, 0.0f);
-      const unsigned int v6076 = v5563 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v9053;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v9053, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9053, shm0, v9046, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9055;
-      iron_frag_fill(v9055, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9055, shm1, v6076, 64u);
-      iron_frag_mma_sync(v6072, v9053, v9055);
-      const unsigned int v9060 = v6076 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9062;
-      iron_frag_fill(v9062, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9062, shm0, v9057, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9064;
-      iron_frag_fill(v9064, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9064, shm1, v9060, 64u);
-      iron_frag_mma_sync(v6072, v9062, v9064);
-      const unsigned int v9069 = v6076 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9071;
-      iron_frag_fill(v9071, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9071, shm0, v9066, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9073;
-      iron_frag_fill(v9073, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9073, shm1, v9069, 64u);
-      iron_frag_mma_sync(v6072, v9071, v9073);
-      const unsigned int v9078 = v6076 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9080;
-      iron_frag_fill(v9080, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9080, shm0, v9075, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9082;
-      iron_frag_fill(v9082, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9082, shm1, v9078, 64u);
-      iron_frag_mma_sync(v6072, v9080, v9082);
-      const unsigned int v6089 = v6076 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v9098;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v9098, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9098, shm0, v9091, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9100;
-      iron_frag_fill(v9100, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9100, shm1, v6089, 64u);
-      iron_frag_mma_sync(v6072, v9098, v9100);
-      const unsigned int v9105 = v6089 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9107;
-      iron_frag_fill(v9107, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9107, shm0, v9102, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9109;
-      iron_frag_fill(v9109, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9109, shm1, v9105, 64u);
-      iron_frag_mma_sync(v6072, v9107, v9109);
-      const unsigned int v9114 = v6089 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9116;
-      iron_frag_fill(v9116, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9116, shm0, v9111, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9118;
-      iron_frag_fill(v9118, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9118, shm1, v9114, 64u);
-      iron_frag_mma_sync(v6072, v9116, v9118);
-      const unsigned int v9123 = v6089 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9125;
-      iron_frag_fill(v9125, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9125, shm0, v9120, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9127;
-      iron_frag_fill(v9127, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9127, shm1, v9123, 64u);
-      iron_frag_mma_sync(v6072, v9125, v9127);
-      const bool v6099 = v5566 <= v37;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6107 = v5566 + v18;
-      const bool v6108 = v6107 <= v310;
-      const bool v6109 = v306 || v6108;
-      const bool v6110 = v6099 && v6109;
-      const unsigned int v6113 = v5559 + v7;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v6114 = v6113 + v18;
-      const bool v6116 = v299 <= v6114;
-      const bool v6117 = v6112 || v6116;
-      const bool v6118 = v6110 && v6117;  // kernels/sdpa/flash_tile.hpp:146
-      if (v6118) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v6121 = v6072.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v6122 = v6121 * v325;
-        v6072.x[0] = v6122;
-        const float v6125 = v6072.x[1];
-        const float v6126 = v6125 * v325;
-        v6072.x[1] = v6126;
-        const float v6129 = v6072.x[2];
-        const float v6130 = v6129 * v325;
-        v6072.x[2] = v6130;
-        const float v6133 = v6072.x[3];
-        const float v6134 = v6133 * v325;
-        v6072.x[3] = v6134;
-        const float v6137 = v6072.x[4];
-        const float v6138 = v6137 * v325;
-        v6072.x[4] = v6138;
-        const float v6141 = v6072.x[5];
-        const float v6142 = v6141 * v325;
-        v6072.x[5] = v6142;
-        const float v6145 = v6072.x[6];
-        const float v6146 = v6145 * v325;
-        v6072.x[6] = v6146;
-        const float v6149 = v6072.x[7];
-        const float v6150 = v6149 * v325;
-        v6072.x[7] = v6150;
-        const float v6153 = v6072.x[8];
-        const float v6154 = v6153 * v325;
-        v6072.x[8] = v6154;
-        const float v6157 = v6072.x[9];
-        const float v6158 = v6157 * v325;
-        v6072.x[9] = v6158;
-        const float v6161 = v6072.x[10];
-        const float v6162 = v6161 * v325;
-        v6072.x[10] = v6162;
-        const float v6165 = v6072.x[11];
-        const float v6166 = v6165 * v325;
-        v6072.x[11] = v6166;
-        const float v6169 = v6072.x[12];
-        const float v6170 = v6169 * v325;
-        v6072.x[12] = v6170;
-        const float v6173 = v6072.x[13];
-        const float v6174 = v6173 * v325;
-        v6072.x[13] = v6174;
-        const float v6177 = v6072.x[14];
-        const float v6178 = v6177 * v325;
-        v6072.x[14] = v6178;
-        const float v6181 = v6072.x[15];
-        const float v6182 = v6181 * v325;
-        v6072.x[15] = v6182;
-        const float v6185 = v6072.x[16];
-        const float v6186 = v6185 * v325;
-        v6072.x[16] = v6186;
-        const float v6189 = v6072.x[17];
-        const float v6190 = v6189 * v325;
-        v6072.x[17] = v6190;
-        const float v6193 = v6072.x[18];
-        const float v6194 = v6193 * v325;
-        v6072.x[18] = v6194;
-        const float v6197 = v6072.x[19];
-        const float v6198 = v6197 * v325;
-        v6072.x[19] = v6198;
-        const float v6201 = v6072.x[20];
-        const float v6202 = v6201 * v325;
-        v6072.x[20] = v6202;
-        const float v6205 = v6072.x[21];
-        const float v6206 = v6205 * v325;
-        v6072.x[21] = v6206;
-        const float v6209 = v6072.x[22];
-        const float v6210 = v6209 * v325;
-        v6072.x[22] = v6210;
-        const float v6213 = v6072.x[23];
-        const float v6214 = v6213 * v325;
-        v6072.x[23] = v6214;
-        const float v6217 = v6072.x[24];
-        const float v6218 = v6217 * v325;
-        v6072.x[24] = v6218;
-        const float v6221 = v6072.x[25];
-        const float v6222 = v6221 * v325;
-        v6072.x[25] = v6222;
-        const float v6225 = v6072.x[26];
-        const float v6226 = v6225 * v325;
-        v6072.x[26] = v6226;
-        const float v6229 = v6072.x[27];
-        const float v6230 = v6229 * v325;
-        v6072.x[27] = v6230;
-        const float v6233 = v6072.x[28];
-        const float v6234 = v6233 * v325;
-        v6072.x[28] = v6234;
-        const float v6237 = v6072.x[29];
-        const float v6238 = v6237 * v325;
-        v6072.x[29] = v6238;
-        const float v6241 = v6072.x[30];
-        const float v6242 = v6241 * v325;
-        v6072.x[30] = v6242;
-        const float v6245 = v6072.x[31];
-        const float v6246 = v6245 * v325;
-        v6072.x[31] = v6246;
-        const float v6249 = v6072.x[32];
-        const float v6250 = v6249 * v325;
-        v6072.x[32] = v6250;
-        const float v6253 = v6072.x[33];
-        const float v6254 = v6253 * v325;
-        v6072.x[33] = v6254;
-        const float v6257 = v6072.x[34];
-        const float v6258 = v6257 * v325;
-        v6072.x[34] = v6258;
-        const float v6261 = v6072.x[35];
-        const float v6262 = v6261 * v325;
-        v6072.x[35] = v6262;
-        const float v6265 = v6072.x[36];
-        const float v6266 = v6265 * v325;
-        v6072.x[36] = v6266;
-        const float v6269 = v6072.x[37];
-        const float v6270 = v6269 * v325;
-        v6072.x[37] = v6270;
-        const float v6273 = v6072.x[38];
-        const float v6274 = v6273 * v325;
-        v6072.x[38] = v6274;
-        const float v6277 = v6072.x[39];
-        const float v6278 = v6277 * v325;
-        v6072.x[39] = v6278;
-        const float v6281 = v6072.x[40];
-        const float v6282 = v6281 * v325;
-        v6072.x[40] = v6282;
-        const float v6285 = v6072.x[41];
-        const float v6286 = v6285 * v325;
-        v6072.x[41] = v6286;
-        const float v6289 = v6072.x[42];
-        const float v6290 = v6289 * v325;
-        v6072.x[42] = v6290;
-        const float v6293 = v6072.x[43];
-        const float v6294 = v6293 * v325;
-        v6072.x[43] = v6294;
-        const float v6297 = v6072.x[44];
-        const float v6298 = v6297 * v325;
-        v6072.x[44] = v6298;
-        const float v6301 = v6072.x[45];
-        const float v6302 = v6301 * v325;
-        v6072.x[45] = v6302;
-        const float v6305 = v6072.x[46];
-        const float v6306 = v6305 * v325;
-        v6072.x[46] = v6306;
-        const float v6309 = v6072.x[47];
-        const float v6310 = v6309 * v325;
-        v6072.x[47] = v6310;
-        const float v6313 = v6072.x[48];
-        const float v6314 = v6313 * v325;
-        v6072.x[48] = v6314;
-        const float v6317 = v6072.x[49];
-        const float v6318 = v6317 * v325;
-        v6072.x[49] = v6318;
-        const float v6321 = v6072.x[50];
-        const float v6322 = v6321 * v325;
-        v6072.x[50] = v6322;
-        const float v6325 = v6072.x[51];
-        const float v6326 = v6325 * v325;
-        v6072.x[51] = v6326;
-        const float v6329 = v6072.x[52];
-        const float v6330 = v6329 * v325;
-        v6072.x[52] = v6330;
-        const float v6333 = v6072.x[53];
-        const float v6334 = v6333 * v325;
-        v6072.x[53] = v6334;
-        const float v6337 = v6072.x[54];
-        const float v6338 = v6337 * v325;
-        v6072.x[54] = v6338;
-        const float v6341 = v6072.x[55];
-        const float v6342 = v6341 * v325;
-        v6072.x[55] = v6342;
-        const float v6345 = v6072.x[56];
-        const float v6346 = v6345 * v325;
-        v6072.x[56] = v6346;
-        const float v6349 = v6072.x[57];
-        const float v6350 = v6349 * v325;
-        v6072.x[57] = v6350;
-        const float v6353 = v6072.x[58];
-        const float v6354 = v6353 * v325;
-        v6072.x[58] = v6354;
-        const float v6357 = v6072.x[59];
-        const float v6358 = v6357 * v325;
-        v6072.x[59] = v6358;
-        const float v6361 = v6072.x[60];
-        const float v6362 = v6361 * v325;
-        v6072.x[60] = v6362;
-        const float v6365 = v6072.x[61];
-        const float v6366 = v6365 * v325;
-        v6072.x[61] = v6366;
-        const float v6369 = v6072.x[62];
-        const float v6370 = v6369 * v325;
-        v6072.x[62] = v6370;
-        const float v6373 = v6072.x[63];
-        const float v6374 = v6373 * v325;
-        v6072.x[63] = v6374;
+      iron_frag<float, 2, 16, 128> v5386;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v5386, 0.0f);
+      const unsigned int v5390 = v4877 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v7681;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v7681, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7681, shm0, v7674, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7683;
+      iron_frag_fill(v7683, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7683, shm1, v5390, 64u);
+      iron_frag_mma_sync(v5386, v7681, v7683);
+      const unsigned int v7688 = v5390 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7690;
+      iron_frag_fill(v7690, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7690, shm0, v7685, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7692;
+      iron_frag_fill(v7692, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7692, shm1, v7688, 64u);
+      iron_frag_mma_sync(v5386, v7690, v7692);
+      const unsigned int v7697 = v5390 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7699;
+      iron_frag_fill(v7699, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7699, shm0, v7694, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7701;
+      iron_frag_fill(v7701, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7701, shm1, v7697, 64u);
+      iron_frag_mma_sync(v5386, v7699, v7701);
+      const unsigned int v7706 = v5390 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7708;
+      iron_frag_fill(v7708, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7708, shm0, v7703, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7710;
+      iron_frag_fill(v7710, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7710, shm1, v7706, 64u);
+      iron_frag_mma_sync(v5386, v7708, v7710);
+      const unsigned int v5403 = v5390 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v7726;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v7726, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7726, shm0, v7719, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7728;
+      iron_frag_fill(v7728, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7728, shm1, v5403, 64u);
+      iron_frag_mma_sync(v5386, v7726, v7728);
+      const unsigned int v7733 = v5403 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v7735;
+      iron_frag_fill(v7735, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7735, shm0, v7730, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7737;
+      iron_frag_fill(v7737, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7737, shm1, v7733, 64u);
+      iron_frag_mma_sync(v5386, v7735, v7737);
+      const unsigned int v7742 = v5403 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v7744;
+      iron_frag_fill(v7744, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7744, shm0, v7739, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7746;
+      iron_frag_fill(v7746, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7746, shm1, v7742, 64u);
+      iron_frag_mma_sync(v5386, v7744, v7746);
+      const unsigned int v7751 = v5403 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v7753;
+      iron_frag_fill(v7753, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7753, shm0, v7748, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v7755;
+      iron_frag_fill(v7755, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v7755, shm1, v7751, 64u);
+      iron_frag_mma_sync(v5386, v7753, v7755);
+      const bool v5413 = v4880 <= v37;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v5421 = v4880 + v18;
+      const bool v5422 = v5421 <= v310;
+      const bool v5423 = v306 || v5422;
+      const bool v5424 = v5413 && v5423;
+      const unsigned int v5427 = v4873 + v7;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v5428 = v5427 + v18;
+      const bool v5430 = v299 <= v5428;
+      const bool v5431 = v5426 || v5430;
+      const bool v5432 = v5424 && v5431;  // kernels/sdpa/flash_tile.hpp:159
+      if (v5432) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v5435 = v5386.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v5436 = v5435 * v325;
+        v5386.x[0] = v5436;
+        const float v5439 = v5386.x[1];
+        const float v5440 = v5439 * v325;
+        v5386.x[1] = v5440;
+        const float v5443 = v5386.x[2];
+        const float v5444 = v5443 * v325;
+        v5386.x[2] = v5444;
+        const float v5447 = v5386.x[3];
+        const float v5448 = v5447 * v325;
+        v5386.x[3] = v5448;
+        const float v5451 = v5386.x[4];
+        const float v5452 = v5451 * v325;
+        v5386.x[4] = v5452;
+        const float v5455 = v5386.x[5];
+        const float v5456 = v5455 * v325;
+        v5386.x[5] = v5456;
+        const float v5459 = v5386.x[6];
+        const float v5460 = v5459 * v325;
+        v5386.x[6] = v5460;
+        const float v5463 = v5386.x[7];
+        const float v5464 = v5463 * v325;
+        v5386.x[7] = v5464;
+        const float v5467 = v5386.x[8];
+        const float v5468 = v5467 * v325;
+        v5386.x[8] = v5468;
+        const float v5471 = v5386.x[9];
+        const float v5472 = v5471 * v325;
+        v5386.x[9] = v5472;
+        const float v5475 = v5386.x[10];
+        const float v5476 = v5475 * v325;
+        v5386.x[10] = v5476;
+        const float v5479 = v5386.x[11];
+        const float v5480 = v5479 * v325;
+        v5386.x[11] = v5480;
+        const float v5483 = v5386.x[12];
+        const float v5484 = v5483 * v325;
+        v5386.x[12] = v5484;
+        const float v5487 = v5386.x[13];
+        const float v5488 = v5487 * v325;
+        v5386.x[13] = v5488;
+        const float v5491 = v5386.x[14];
+        const float v5492 = v5491 * v325;
+        v5386.x[14] = v5492;
+        const float v5495 = v5386.x[15];
+        const float v5496 = v5495 * v325;
+        v5386.x[15] = v5496;
+        const float v5499 = v5386.x[16];
+        const float v5500 = v5499 * v325;
+        v5386.x[16] = v5500;
+        const float v5503 = v5386.x[17];
+        const float v5504 = v5503 * v325;
+        v5386.x[17] = v5504;
+        const float v5507 = v5386.x[18];
+        const float v5508 = v5507 * v325;
+        v5386.x[18] = v5508;
+        const float v5511 = v5386.x[19];
+        const float v5512 = v5511 * v325;
+        v5386.x[19] = v5512;
+        const float v5515 = v5386.x[20];
+        const float v5516 = v5515 * v325;
+        v5386.x[20] = v5516;
+        const float v5519 = v5386.x[21];
+        const float v5520 = v5519 * v325;
+        v5386.x[21] = v5520;
+        const float v5523 = v5386.x[22];
+        const float v5524 = v5523 * v325;
+        v5386.x[22] = v5524;
+        const float v5527 = v5386.x[23];
+        const float v5528 = v5527 * v325;
+        v5386.x[23] = v5528;
+        const float v5531 = v5386.x[24];
+        const float v5532 = v5531 * v325;
+        v5386.x[24] = v5532;
+        const float v5535 = v5386.x[25];
+        const float v5536 = v5535 * v325;
+        v5386.x[25] = v5536;
+        const float v5539 = v5386.x[26];
+        const float v5540 = v5539 * v325;
+        v5386.x[26] = v5540;
+        const float v5543 = v5386.x[27];
+        const float v5544 = v5543 * v325;
+        v5386.x[27] = v5544;
+        const float v5547 = v5386.x[28];
+        const float v5548 = v5547 * v325;
+        v5386.x[28] = v5548;
+        const float v5551 = v5386.x[29];
+        const float v5552 = v5551 * v325;
+        v5386.x[29] = v5552;
+        const float v5555 = v5386.x[30];
+        const float v5556 = v5555 * v325;
+        v5386.x[30] = v5556;
+        const float v5559 = v5386.x[31];
+        const float v5560 = v5559 * v325;
+        v5386.x[31] = v5560;
+        const float v5563 = v5386.x[32];
+        const float v5564 = v5563 * v325;
+        v5386.x[32] = v5564;
+        const float v5567 = v5386.x[33];
+        const float v5568 = v5567 * v325;
+        v5386.x[33] = v5568;
+        const float v5571 = v5386.x[34];
+        const float v5572 = v5571 * v325;
+        v5386.x[34] = v5572;
+        const float v5575 = v5386.x[35];
+        const float v5576 = v5575 * v325;
+        v5386.x[35] = v5576;
+        const float v5579 = v5386.x[36];
+        const float v5580 = v5579 * v325;
+        v5386.x[36] = v5580;
+        const float v5583 = v5386.x[37];
+        const float v5584 = v5583 * v325;
+        v5386.x[37] = v5584;
+        const float v5587 = v5386.x[38];
+        const float v5588 = v5587 * v325;
+        v5386.x[38] = v5588;
+        const float v5591 = v5386.x[39];
+        const float v5592 = v5591 * v325;
+        v5386.x[39] = v5592;
+        const float v5595 = v5386.x[40];
+        const float v5596 = v5595 * v325;
+        v5386.x[40] = v5596;
+        const float v5599 = v5386.x[41];
+        const float v5600 = v5599 * v325;
+        v5386.x[41] = v5600;
+        const float v5603 = v5386.x[42];
+        const float v5604 = v5603 * v325;
+        v5386.x[42] = v5604;
+        const float v5607 = v5386.x[43];
+        const float v5608 = v5607 * v325;
+        v5386.x[43] = v5608;
+        const float v5611 = v5386.x[44];
+        const float v5612 = v5611 * v325;
+        v5386.x[44] = v5612;
+        const float v5615 = v5386.x[45];
+        const float v5616 = v5615 * v325;
+        v5386.x[45] = v5616;
+        const float v5619 = v5386.x[46];
+        const float v5620 = v5619 * v325;
+        v5386.x[46] = v5620;
+        const float v5623 = v5386.x[47];
+        const float v5624 = v5623 * v325;
+        v5386.x[47] = v5624;
+        const float v5627 = v5386.x[48];
+        const float v5628 = v5627 * v325;
+        v5386.x[48] = v5628;
+        const float v5631 = v5386.x[49];
+        const float v5632 = v5631 * v325;
+        v5386.x[49] = v5632;
+        const float v5635 = v5386.x[50];
+        const float v5636 = v5635 * v325;
+        v5386.x[50] = v5636;
+        const float v5639 = v5386.x[51];
+        const float v5640 = v5639 * v325;
+        v5386.x[51] = v5640;
+        const float v5643 = v5386.x[52];
+        const float v5644 = v5643 * v325;
+        v5386.x[52] = v5644;
+        const float v5647 = v5386.x[53];
+        const float v5648 = v5647 * v325;
+        v5386.x[53] = v5648;
+        const float v5651 = v5386.x[54];
+        const float v5652 = v5651 * v325;
+        v5386.x[54] = v5652;
+        const float v5655 = v5386.x[55];
+        const float v5656 = v5655 * v325;
+        v5386.x[55] = v5656;
+        const float v5659 = v5386.x[56];
+        const float v5660 = v5659 * v325;
+        v5386.x[56] = v5660;
+        const float v5663 = v5386.x[57];
+        const float v5664 = v5663 * v325;
+        v5386.x[57] = v5664;
+        const float v5667 = v5386.x[58];
+        const float v5668 = v5667 * v325;
+        v5386.x[58] = v5668;
+        const float v5671 = v5386.x[59];
+        const float v5672 = v5671 * v325;
+        v5386.x[59] = v5672;
+        const float v5675 = v5386.x[60];
+        const float v5676 = v5675 * v325;
+        v5386.x[60] = v5676;
+        const float v5679 = v5386.x[61];
+        const float v5680 = v5679 * v325;
+        v5386.x[61] = v5680;
+        const float v5683 = v5386.x[62];
+        const float v5684 = v5683 * v325;
+        v5386.x[62] = v5684;
+        const float v5687 = v5386.x[63];
+        const float v5688 = v5687 * v325;
+        v5386.x[63] = v5688;
       } else {
-        const unsigned int v6375 = static_cast<unsigned int>(v6072.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6376 = static_cast<unsigned int>(v6072.row(0, iron_linear_thread() & 31u));
-        const float v6377 = v6072.x[0];
-        const unsigned int v6378 = v46 + v6376;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6379 = v5559 + v6375;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6380 = v6379 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6383 = v6378 + v37;
-        const unsigned int v6384 = v6379 + v18;
-        const bool v6385 = v6384 <= v6383;
-        const bool v6386 = v306 || v6385;
-        const bool v6387 = v6380 && v6386;
-        const unsigned int v6390 = v6379 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6391 = v6390 + v18;
-        const bool v6393 = v6383 < v6391;
-        const bool v6394 = v6112 || v6393;
-        const bool v6395 = v6387 && v6394;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6397 = v6377 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6398 = v6395 ? v6397 : __uint_as_float(0xff800000u);
-        v6072.x[0] = v6398;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6399 = static_cast<unsigned int>(v6072.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6400 = static_cast<unsigned int>(v6072.row(1, iron_linear_thread() & 31u));
-        const float v6401 = v6072.x[1];
-        const unsigned int v6402 = v46 + v6400;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6403 = v5559 + v6399;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6404 = v6403 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6407 = v6402 + v37;
-        const unsigned int v6408 = v6403 + v18;
-        const bool v6409 = v6408 <= v6407;
-        const bool v6410 = v306 || v6409;
-        const bool v6411 = v6404 && v6410;
-        const unsigned int v6414 = v6403 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6415 = v6414 + v18;
-        const bool v6417 = v6407 < v6415;
-        const bool v6418 = v6112 || v6417;
-        const bool v6419 = v6411 && v6418;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6421 = v6401 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6422 = v6419 ? v6421 : __uint_as_float(0xff800000u);
-        v6072.x[1] = v6422;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6423 = static_cast<unsigned int>(v6072.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6424 = static_cast<unsigned int>(v6072.row(2, iron_linear_thread() & 31u));
-        const float v6425 = v6072.x[2];
-        const unsigned int v6426 = v46 + v6424;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6427 = v5559 + v6423;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6428 = v6427 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6431 = v6426 + v37;
-        const unsigned int v6432 = v6427 + v18;
-        const bool v6433 = v6432 <= v6431;
-        const bool v6434 = v306 || v6433;
-        const bool v6435 = v6428 && v6434;
-        const unsigned int v6438 = v6427 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6439 = v6438 + v18;
-        const bool v6441 = v6431 < v6439;
-        const bool v6442 = v6112 || v6441;
-        const bool v6443 = v6435 && v6442;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6445 = v6425 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6446 = v6443 ? v6445 : __uint_as_float(0xff800000u);
-        v6072.x[2] = v6446;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6447 = static_cast<unsigned int>(v6072.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6448 = static_cast<unsigned int>(v6072.row(3, iron_linear_thread() & 31u));
-        const float v6449 = v6072.x[3];
-        const unsigned int v6450 = v46 + v6448;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6451 = v5559 + v6447;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6452 = v6451 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6455 = v6450 + v37;
-        const unsigned int v6456 = v6451 + v18;
-        const bool v6457 = v6456 <= v6455;
-        const bool v6458 = v306 || v6457;
-        const bool v6459 = v6452 && v6458;
-        const unsigned int v6462 = v6451 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6463 = v6462 + v18;
-        const bool v6465 = v6455 < v6463;
-        const bool v6466 = v6112 || v6465;
-        const bool v6467 = v6459 && v6466;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6469 = v6449 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6470 = v6467 ? v6469 : __uint_as_float(0xff800000u);
-        v6072.x[3] = v6470;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6471 = static_cast<unsigned int>(v6072.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6472 = static_cast<unsigned int>(v6072.row(4, iron_linear_thread() & 31u));
-        const float v6473 = v6072.x[4];
-        const unsigned int v6474 = v46 + v6472;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6475 = v5559 + v6471;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6476 = v6475 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6479 = v6474 + v37;
-        const unsigned int v6480 = v6475 + v18;
-        const bool v6481 = v6480 <= v6479;
-        const bool v6482 = v306 || v6481;
-        const bool v6483 = v6476 && v6482;
-        const unsigned int v6486 = v6475 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6487 = v6486 + v18;
-        const bool v6489 = v6479 < v6487;
-        const bool v6490 = v6112 || v6489;
-        const bool v6491 = v6483 && v6490;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6493 = v6473 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6494 = v6491 ? v6493 : __uint_as_float(0xff800000u);
-        v6072.x[4] = v6494;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6495 = static_cast<unsigned int>(v6072.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6496 = static_cast<unsigned int>(v6072.row(5, iron_linear_thread() & 31u));
-        const float v6497 = v6072.x[5];
-        const unsigned int v6498 = v46 + v6496;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6499 = v5559 + v6495;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6500 = v6499 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6503 = v6498 + v37;
-        const unsigned int v6504 = v6499 + v18;
-        const bool v6505 = v6504 <= v6503;
-        const bool v6506 = v306 || v6505;
-        const bool v6507 = v6500 && v6506;
-        const unsigned int v6510 = v6499 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6511 = v6510 + v18;
-        const bool v6513 = v6503 < v6511;
-        const bool v6514 = v6112 || v6513;
-        const bool v6515 = v6507 && v6514;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6517 = v6497 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6518 = v6515 ? v6517 : __uint_as_float(0xff800000u);
-        v6072.x[5] = v6518;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6519 = static_cast<unsigned int>(v6072.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6520 = static_cast<unsigned int>(v6072.row(6, iron_linear_thread() & 31u));
-        const float v6521 = v6072.x[6];
-        const unsigned int v6522 = v46 + v6520;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6523 = v5559 + v6519;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6524 = v6523 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6527 = v6522 + v37;
-        const unsigned int v6528 = v6523 + v18;
-        const bool v6529 = v6528 <= v6527;
-        const bool v6530 = v306 || v6529;
-        const bool v6531 = v6524 && v6530;
-        const unsigned int v6534 = v6523 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6535 = v6534 + v18;
-        const bool v6537 = v6527 < v6535;
-        const bool v6538 = v6112 || v6537;
-        const bool v6539 = v6531 && v6538;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6541 = v6521 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6542 = v6539 ? v6541 : __uint_as_float(0xff800000u);
-        v6072.x[6] = v6542;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6543 = static_cast<unsigned int>(v6072.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6544 = static_cast<unsigned int>(v6072.row(7, iron_linear_thread() & 31u));
-        const float v6545 = v6072.x[7];
-        const unsigned int v6546 = v46 + v6544;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6547 = v5559 + v6543;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6548 = v6547 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6551 = v6546 + v37;
-        const unsigned int v6552 = v6547 + v18;
-        const bool v6553 = v6552 <= v6551;
-        const bool v6554 = v306 || v6553;
-        const bool v6555 = v6548 && v6554;
-        const unsigned int v6558 = v6547 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6559 = v6558 + v18;
-        const bool v6561 = v6551 < v6559;
-        const bool v6562 = v6112 || v6561;
-        const bool v6563 = v6555 && v6562;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6565 = v6545 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6566 = v6563 ? v6565 : __uint_as_float(0xff800000u);
-        v6072.x[7] = v6566;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6567 = static_cast<unsigned int>(v6072.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6568 = static_cast<unsigned int>(v6072.row(8, iron_linear_thread() & 31u));
-        const float v6569 = v6072.x[8];
-        const unsigned int v6570 = v46 + v6568;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6571 = v5559 + v6567;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6572 = v6571 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6575 = v6570 + v37;
-        const unsigned int v6576 = v6571 + v18;
-        const bool v6577 = v6576 <= v6575;
-        const bool v6578 = v306 || v6577;
-        const bool v6579 = v6572 && v6578;
-        const unsigned int v6582 = v6571 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6583 = v6582 + v18;
-        const bool v6585 = v6575 < v6583;
-        const bool v6586 = v6112 || v6585;
-        const bool v6587 = v6579 && v6586;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6589 = v6569 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v5690;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v5690, 0.0f);
+        iron_frag<float, 2, 16, 8> v5692;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v5692, 0.0f);
+        const unsigned int v5694 = static_cast<unsigned int>(v5690.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5696 = v46 + v5694;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5698 = v5696 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5699 = v5698 + 1u;
+        const unsigned int v5701 = v5699 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5710 = v5701 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5714 = v5699 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5715 = v319 && v5714;
+        const unsigned int v5716 = v5715 ? v5710 : v47;
+        const unsigned int v5719 = v5716 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5720 = min(v5719, 128u);
+        const bool v5721 = v5716 > v4873;
+        const unsigned int v5722 = v5721 ? v5720 : v47;
+        const float v5723 = __uint_as_float(v5722);
+        v5690.x[0] = v5723;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5725 = static_cast<unsigned int>(v5690.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5727 = v46 + v5725;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5729 = v5727 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5730 = v5729 + 1u;
+        const unsigned int v5732 = v5730 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5741 = v5732 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5745 = v5730 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5746 = v319 && v5745;
+        const unsigned int v5747 = v5746 ? v5741 : v47;
+        const unsigned int v5750 = v5747 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5751 = min(v5750, 128u);
+        const bool v5752 = v5747 > v4873;
+        const unsigned int v5753 = v5752 ? v5751 : v47;
+        const float v5754 = __uint_as_float(v5753);
+        v5690.x[1] = v5754;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5756 = static_cast<unsigned int>(v5690.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5758 = v46 + v5756;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5760 = v5758 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5761 = v5760 + 1u;
+        const unsigned int v5763 = v5761 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5772 = v5763 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5776 = v5761 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5777 = v319 && v5776;
+        const unsigned int v5778 = v5777 ? v5772 : v47;
+        const unsigned int v5781 = v5778 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5782 = min(v5781, 128u);
+        const bool v5783 = v5778 > v4873;
+        const unsigned int v5784 = v5783 ? v5782 : v47;
+        const float v5785 = __uint_as_float(v5784);
+        v5690.x[2] = v5785;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5787 = static_cast<unsigned int>(v5690.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5789 = v46 + v5787;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v5791 = v5789 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5792 = v5791 + 1u;
+        const unsigned int v5794 = v5792 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5803 = v5794 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v5807 = v5792 > v320;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v5808 = v319 && v5807;
+        const unsigned int v5809 = v5808 ? v5803 : v47;
+        const unsigned int v5812 = v5809 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5813 = min(v5812, 128u);
+        const bool v5814 = v5809 > v4873;
+        const unsigned int v5815 = v5814 ? v5813 : v47;
+        const float v5816 = __uint_as_float(v5815);
+        v5690.x[3] = v5816;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v5818 = static_cast<unsigned int>(v5692.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5820 = v46 + v5818;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5822 = v5820 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5823 = v5822 + 1u;
+        const unsigned int v5825 = v5823 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5826 = min(v37, v5825);
+        const bool v5827 = v5823 > v18;
+        const unsigned int v5828 = v5827 ? v5826 : v47;
+        const unsigned int v5831 = v306 ? v37 : v5828;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5843 = v5831 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5844 = min(v5843, 128u);
+        const bool v5845 = v5831 > v4873;
+        const unsigned int v5846 = v5845 ? v5844 : v47;
+        const float v5847 = __uint_as_float(v5846);
+        v5692.x[0] = v5847;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5849 = static_cast<unsigned int>(v5692.row(1, iron_linear_thread() & 31u));
+        const unsigned int v5851 = v46 + v5849;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5853 = v5851 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5854 = v5853 + 1u;
+        const unsigned int v5856 = v5854 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5857 = min(v37, v5856);
+        const bool v5858 = v5854 > v18;
+        const unsigned int v5859 = v5858 ? v5857 : v47;
+        const unsigned int v5862 = v306 ? v37 : v5859;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5874 = v5862 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5875 = min(v5874, 128u);
+        const bool v5876 = v5862 > v4873;
+        const unsigned int v5877 = v5876 ? v5875 : v47;
+        const float v5878 = __uint_as_float(v5877);
+        v5692.x[1] = v5878;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5880 = static_cast<unsigned int>(v5692.row(2, iron_linear_thread() & 31u));
+        const unsigned int v5882 = v46 + v5880;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5884 = v5882 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5885 = v5884 + 1u;
+        const unsigned int v5887 = v5885 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5888 = min(v37, v5887);
+        const bool v5889 = v5885 > v18;
+        const unsigned int v5890 = v5889 ? v5888 : v47;
+        const unsigned int v5893 = v306 ? v37 : v5890;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5905 = v5893 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5906 = min(v5905, 128u);
+        const bool v5907 = v5893 > v4873;
+        const unsigned int v5908 = v5907 ? v5906 : v47;
+        const float v5909 = __uint_as_float(v5908);
+        v5692.x[2] = v5909;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5911 = static_cast<unsigned int>(v5692.row(3, iron_linear_thread() & 31u));
+        const unsigned int v5913 = v46 + v5911;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v5915 = v5913 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v5916 = v5915 + 1u;
+        const unsigned int v5918 = v5916 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v5919 = min(v37, v5918);
+        const bool v5920 = v5916 > v18;
+        const unsigned int v5921 = v5920 ? v5919 : v47;
+        const unsigned int v5924 = v306 ? v37 : v5921;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v5936 = v5924 - v4873;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v5937 = min(v5936, 128u);
+        const bool v5938 = v5924 > v4873;
+        const unsigned int v5939 = v5938 ? v5937 : v47;
+        const float v5940 = __uint_as_float(v5939);
+        v5692.x[3] = v5940;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v5941 = static_cast<unsigned int>(v5386.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v5943 = v5386.x[0];
+        const float v5944 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5945 = __float_as_uint(v5944);
+        const bool v5946 = v5941 >= v5945;
+        const float v5947 = v5692.x[0];
+        const unsigned int v5948 = __float_as_uint(v5947);
+        const bool v5949 = v5941 < v5948;
+        const bool v5950 = v5946 && v5949;
+        const float v5952 = v5943 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5953 = v5950 ? v5952 : __uint_as_float(0xff800000u);
+        v5386.x[0] = v5953;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5954 = static_cast<unsigned int>(v5386.col(1, iron_linear_thread() & 31u));
+        const float v5956 = v5386.x[1];
+        const float v5957 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5958 = __float_as_uint(v5957);
+        const bool v5959 = v5954 >= v5958;
+        const float v5960 = v5692.x[0];
+        const unsigned int v5961 = __float_as_uint(v5960);
+        const bool v5962 = v5954 < v5961;
+        const bool v5963 = v5959 && v5962;
+        const float v5965 = v5956 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5966 = v5963 ? v5965 : __uint_as_float(0xff800000u);
+        v5386.x[1] = v5966;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5967 = static_cast<unsigned int>(v5386.col(2, iron_linear_thread() & 31u));
+        const float v5969 = v5386.x[2];
+        const float v5970 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5971 = __float_as_uint(v5970);
+        const bool v5972 = v5967 >= v5971;
+        const float v5973 = v5692.x[2];
+        const unsigned int v5974 = __float_as_uint(v5973);
+        const bool v5975 = v5967 < v5974;
+        const bool v5976 = v5972 && v5975;
+        const float v5978 = v5969 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5979 = v5976 ? v5978 : __uint_as_float(0xff800000u);
+        v5386.x[2] = v5979;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5980 = static_cast<unsigned int>(v5386.col(3, iron_linear_thread() & 31u));
+        const float v5982 = v5386.x[3];
+        const float v5983 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5984 = __float_as_uint(v5983);
+        const bool v5985 = v5980 >= v5984;
+        const float v5986 = v5692.x[2];
+        const unsigned int v5987 = __float_as_uint(v5986);
+        const bool v5988 = v5980 < v5987;
+        const bool v5989 = v5985 && v5988;
+        const float v5991 = v5982 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v5992 = v5989 ? v5991 : __uint_as_float(0xff800000u);
+        v5386.x[3] = v5992;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v5993 = static_cast<unsigned int>(v5386.col(4, iron_linear_thread() & 31u));
+        const float v5995 = v5386.x[4];
+        const float v5996 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v5997 = __float_as_uint(v5996);
+        const bool v5998 = v5993 >= v5997;
+        const float v5999 = v5692.x[0];
+        const unsigned int v6000 = __float_as_uint(v5999);
+        const bool v6001 = v5993 < v6000;
+        const bool v6002 = v5998 && v6001;
+        const float v6004 = v5995 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6005 = v6002 ? v6004 : __uint_as_float(0xff800000u);
+        v5386.x[4] = v6005;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6006 = static_cast<unsigned int>(v5386.col(5, iron_linear_thread() & 31u));
+        const float v6008 = v5386.x[5];
+        const float v6009 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6010 = __float_as_uint(v6009);
+        const bool v6011 = v6006 >= v6010;
+        const float v6012 = v5692.x[0];
+        const unsigned int v6013 = __float_as_uint(v6012);
+        const bool v6014 = v6006 < v6013;
+        const bool v6015 = v6011 && v6014;
+        const float v6017 = v6008 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6018 = v6015 ? v6017 : __uint_as_float(0xff800000u);
+        v5386.x[5] = v6018;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6019 = static_cast<unsigned int>(v5386.col(6, iron_linear_thread() & 31u));
+        const float v6021 = v5386.x[6];
+        const float v6022 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6023 = __float_as_uint(v6022);
+        const bool v6024 = v6019 >= v6023;
+        const float v6025 = v5692.x[2];
+        const unsigned int v6026 = __float_as_uint(v6025);
+        const bool v6027 = v6019 < v6026;
+        const bool v6028 = v6024 && v6027;
+        const float v6030 = v6021 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6031 = v6028 ? v6030 : __uint_as_float(0xff800000u);
+        v5386.x[6] = v6031;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6032 = static_cast<unsigned int>(v5386.col(7, iron_linear_thread() & 31u));
+        const float v6034 = v5386.x[7];
+        const float v6035 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6036 = __float_as_uint(v6035);
+        const bool v6037 = v6032 >= v6036;
+        const float v6038 = v5692.x[2];
+        const unsigned int v6039 = __float_as_uint(v6038);
+        const bool v6040 = v6032 < v6039;
+        const bool v6041 = v6037 && v6040;
+        const float v6043 = v6034 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6044 = v6041 ? v6043 : __uint_as_float(0xff800000u);
+        v5386.x[7] = v6044;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6045 = static_cast<unsigned int>(v5386.col(8, iron_linear_thread() & 31u));
+        const float v6047 = v5386.x[8];
+        const float v6048 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6049 = __float_as_uint(v6048);
+        const bool v6050 = v6045 >= v6049;
+        const float v6051 = v5692.x[0];
+        const unsigned int v6052 = __float_as_uint(v6051);
+        const bool v6053 = v6045 < v6052;
+        const bool v6054 = v6050 && v6053;
+        const float v6056 = v6047 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6057 = v6054 ? v6056 : __uint_as_float(0xff800000u);
+        v5386.x[8] = v6057;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6058 = static_cast<unsigned int>(v5386.col(9, iron_linear_thread() & 31u));
+        const float v6060 = v5386.x[9];
+        const float v6061 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6062 = __float_as_uint(v6061);
+        const bool v6063 = v6058 >= v6062;
+        const float v6064 = v5692.x[0];
+        const unsigned int v6065 = __float_as_uint(v6064);
+        const bool v6066 = v6058 < v6065;
+        const bool v6067 = v6063 && v6066;
+        const float v6069 = v6060 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6070 = v6067 ? v6069 : __uint_as_float(0xff800000u);
+        v5386.x[9] = v6070;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6071 = static_cast<unsigned int>(v5386.col(10, iron_linear_thread() & 31u));
+        const float v6073 = v5386.x[10];
+        const float v6074 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6075 = __float_as_uint(v6074);
+        const bool v6076 = v6071 >= v6075;
+        const float v6077 = v5692.x[2];
+        const unsigned int v6078 = __float_as_uint(v6077);
+        const bool v6079 = v6071 < v6078;
+        const bool v6080 = v6076 && v6079;
+        const float v6082 = v6073 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6083 = v6080 ? v6082 : __uint_as_float(0xff800000u);
+        v5386.x[10] = v6083;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6084 = static_cast<unsigned int>(v5386.col(11, iron_linear_thread() & 31u));
+        const float v6086 = v5386.x[11];
+        const float v6087 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6088 = __float_as_uint(v6087);
+        const bool v6089 = v6084 >= v6088;
+        const float v6090 = v5692.x[2];
+        const unsigned int v6091 = __float_as_uint(v6090);
+        const bool v6092 = v6084 < v6091;
+        const bool v6093 = v6089 && v6092;
+        const float v6095 = v6086 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6096 = v6093 ? v6095 : __uint_as_float(0xff800000u);
+        v5386.x[11] = v6096;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6097 = static_cast<unsigned int>(v5386.col(12, iron_linear_thread() & 31u));
+        const float v6099 = v5386.x[12];
+        const float v6100 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6101 = __float_as_uint(v6100);
+        const bool v6102 = v6097 >= v6101;
+        const float v6103 = v5692.x[0];
+        const unsigned int v6104 = __float_as_uint(v6103);
+        const bool v6105 = v6097 < v6104;
+        const bool v6106 = v6102 && v6105;
+        const float v6108 = v6099 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6109 = v6106 ? v6108 : __uint_as_float(0xff800000u);
+        v5386.x[12] = v6109;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6110 = static_cast<unsigned int>(v5386.col(13, iron_linear_thread() & 31u));
+        const float v6112 = v5386.x[13];
+        const float v6113 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6114 = __float_as_uint(v6113);
+        const bool v6115 = v6110 >= v6114;
+        const float v6116 = v5692.x[0];
+        const unsigned int v6117 = __float_as_uint(v6116);
+        const bool v6118 = v6110 < v6117;
+        const bool v6119 = v6115 && v6118;
+        const float v6121 = v6112 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6122 = v6119 ? v6121 : __uint_as_float(0xff800000u);
+        v5386.x[13] = v6122;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6123 = static_cast<unsigned int>(v5386.col(14, iron_linear_thread() & 31u));
+        const float v6125 = v5386.x[14];
+        const float v6126 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6127 = __float_as_uint(v6126);
+        const bool v6128 = v6123 >= v6127;
+        const float v6129 = v5692.x[2];
+        const unsigned int v6130 = __float_as_uint(v6129);
+        const bool v6131 = v6123 < v6130;
+        const bool v6132 = v6128 && v6131;
+        const float v6134 = v6125 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6135 = v6132 ? v6134 : __uint_as_float(0xff800000u);
+        v5386.x[14] = v6135;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6136 = static_cast<unsigned int>(v5386.col(15, iron_linear_thread() & 31u));
+        const float v6138 = v5386.x[15];
+        const float v6139 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6140 = __float_as_uint(v6139);
+        const bool v6141 = v6136 >= v6140;
+        const float v6142 = v5692.x[2];
+        const unsigned int v6143 = __float_as_uint(v6142);
+        const bool v6144 = v6136 < v6143;
+        const bool v6145 = v6141 && v6144;
+        const float v6147 = v6138 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6148 = v6145 ? v6147 : __uint_as_float(0xff800000u);
+        v5386.x[15] = v6148;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6149 = static_cast<unsigned int>(v5386.col(16, iron_linear_thread() & 31u));
+        const float v6151 = v5386.x[16];
+        const float v6152 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6153 = __float_as_uint(v6152);
+        const bool v6154 = v6149 >= v6153;
+        const float v6155 = v5692.x[0];
+        const unsigned int v6156 = __float_as_uint(v6155);
+        const bool v6157 = v6149 < v6156;
+        const bool v6158 = v6154 && v6157;
+        const float v6160 = v6151 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6161 = v6158 ? v6160 : __uint_as_float(0xff800000u);
+        v5386.x[16] = v6161;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6162 = static_cast<unsigned int>(v5386.col(17, iron_linear_thread() & 31u));
+        const float v6164 = v5386.x[17];
+        const float v6165 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6166 = __float_as_uint(v6165);
+        const bool v6167 = v6162 >= v6166;
+        const float v6168 = v5692.x[0];
+        const unsigned int v6169 = __float_as_uint(v6168);
+        const bool v6170 = v6162 < v6169;
+        const bool v6171 = v6167 && v6170;
+        const float v6173 = v6164 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6174 = v6171 ? v6173 : __uint_as_float(0xff800000u);
+        v5386.x[17] = v6174;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6175 = static_cast<unsigned int>(v5386.col(18, iron_linear_thread() & 31u));
+        const float v6177 = v5386.x[18];
+        const float v6178 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6179 = __float_as_uint(v6178);
+        const bool v6180 = v6175 >= v6179;
+        const float v6181 = v5692.x[2];
+        const unsigned int v6182 = __float_as_uint(v6181);
+        const bool v6183 = v6175 < v6182;
+        const bool v6184 = v6180 && v6183;
+        const float v6186 = v6177 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6187 = v6184 ? v6186 : __uint_as_float(0xff800000u);
+        v5386.x[18] = v6187;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6188 = static_cast<unsigned int>(v5386.col(19, iron_linear_thread() & 31u));
+        const float v6190 = v5386.x[19];
+        const float v6191 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6192 = __float_as_uint(v6191);
+        const bool v6193 = v6188 >= v6192;
+        const float v6194 = v5692.x[2];
+        const unsigned int v6195 = __float_as_uint(v6194);
+        const bool v6196 = v6188 < v6195;
+        const bool v6197 = v6193 && v6196;
+        const float v6199 = v6190 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6200 = v6197 ? v6199 : __uint_as_float(0xff800000u);
+        v5386.x[19] = v6200;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6201 = static_cast<unsigned int>(v5386.col(20, iron_linear_thread() & 31u));
+        const float v6203 = v5386.x[20];
+        const float v6204 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6205 = __float_as_uint(v6204);
+        const bool v6206 = v6201 >= v6205;
+        const float v6207 = v5692.x[0];
+        const unsigned int v6208 = __float_as_uint(v6207);
+        const bool v6209 = v6201 < v6208;
+        const bool v6210 = v6206 && v6209;
+        const float v6212 = v6203 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6213 = v6210 ? v6212 : __uint_as_float(0xff800000u);
+        v5386.x[20] = v6213;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6214 = static_cast<unsigned int>(v5386.col(21, iron_linear_thread() & 31u));
+        const float v6216 = v5386.x[21];
+        const float v6217 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6218 = __float_as_uint(v6217);
+        const bool v6219 = v6214 >= v6218;
+        const float v6220 = v5692.x[0];
+        const unsigned int v6221 = __float_as_uint(v6220);
+        const bool v6222 = v6214 < v6221;
+        const bool v6223 = v6219 && v6222;
+        const float v6225 = v6216 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6226 = v6223 ? v6225 : __uint_as_float(0xff800000u);
+        v5386.x[21] = v6226;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6227 = static_cast<unsigned int>(v5386.col(22, iron_linear_thread() & 31u));
+        const float v6229 = v5386.x[22];
+        const float v6230 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6231 = __float_as_uint(v6230);
+        const bool v6232 = v6227 >= v6231;
+        const float v6233 = v5692.x[2];
+        const unsigned int v6234 = __float_as_uint(v6233);
+        const bool v6235 = v6227 < v6234;
+        const bool v6236 = v6232 && v6235;
+        const float v6238 = v6229 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6239 = v6236 ? v6238 : __uint_as_float(0xff800000u);
+        v5386.x[22] = v6239;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6240 = static_cast<unsigned int>(v5386.col(23, iron_linear_thread() & 31u));
+        const float v6242 = v5386.x[23];
+        const float v6243 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6244 = __float_as_uint(v6243);
+        const bool v6245 = v6240 >= v6244;
+        const float v6246 = v5692.x[2];
+        const unsigned int v6247 = __float_as_uint(v6246);
+        const bool v6248 = v6240 < v6247;
+        const bool v6249 = v6245 && v6248;
+        const float v6251 = v6242 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6252 = v6249 ? v6251 : __uint_as_float(0xff800000u);
+        v5386.x[23] = v6252;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6253 = static_cast<unsigned int>(v5386.col(24, iron_linear_thread() & 31u));
+        const float v6255 = v5386.x[24];
+        const float v6256 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6257 = __float_as_uint(v6256);
+        const bool v6258 = v6253 >= v6257;
+        const float v6259 = v5692.x[0];
+        const unsigned int v6260 = __float_as_uint(v6259);
+        const bool v6261 = v6253 < v6260;
+        const bool v6262 = v6258 && v6261;
+        const float v6264 = v6255 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6265 = v6262 ? v6264 : __uint_as_float(0xff800000u);
+        v5386.x[24] = v6265;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6266 = static_cast<unsigned int>(v5386.col(25, iron_linear_thread() & 31u));
+        const float v6268 = v5386.x[25];
+        const float v6269 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6270 = __float_as_uint(v6269);
+        const bool v6271 = v6266 >= v6270;
+        const float v6272 = v5692.x[0];
+        const unsigned int v6273 = __float_as_uint(v6272);
+        const bool v6274 = v6266 < v6273;
+        const bool v6275 = v6271 && v6274;
+        const float v6277 = v6268 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6278 = v6275 ? v6277 : __uint_as_float(0xff800000u);
+        v5386.x[25] = v6278;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6279 = static_cast<unsigned int>(v5386.col(26, iron_linear_thread() & 31u));
+        const float v6281 = v5386.x[26];
+        const float v6282 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6283 = __float_as_uint(v6282);
+        const bool v6284 = v6279 >= v6283;
+        const float v6285 = v5692.x[2];
+        const unsigned int v6286 = __float_as_uint(v6285);
+        const bool v6287 = v6279 < v6286;
+        const bool v6288 = v6284 && v6287;
+        const float v6290 = v6281 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6291 = v6288 ? v6290 : __uint_as_float(0xff800000u);
+        v5386.x[26] = v6291;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6292 = static_cast<unsigned int>(v5386.col(27, iron_linear_thread() & 31u));
+        const float v6294 = v5386.x[27];
+        const float v6295 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6296 = __float_as_uint(v6295);
+        const bool v6297 = v6292 >= v6296;
+        const float v6298 = v5692.x[2];
+        const unsigned int v6299 = __float_as_uint(v6298);
+        const bool v6300 = v6292 < v6299;
+        const bool v6301 = v6297 && v6300;
+        const float v6303 = v6294 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6304 = v6301 ? v6303 : __uint_as_float(0xff800000u);
+        v5386.x[27] = v6304;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6305 = static_cast<unsigned int>(v5386.col(28, iron_linear_thread() & 31u));
+        const float v6307 = v5386.x[28];
+        const float v6308 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6309 = __float_as_uint(v6308);
+        const bool v6310 = v6305 >= v6309;
+        const float v6311 = v5692.x[0];
+        const unsigned int v6312 = __float_as_uint(v6311);
+        const bool v6313 = v6305 < v6312;
+        const bool v6314 = v6310 && v6313;
+        const float v6316 = v6307 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6317 = v6314 ? v6316 : __uint_as_float(0xff800000u);
+        v5386.x[28] = v6317;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6318 = static_cast<unsigned int>(v5386.col(29, iron_linear_thread() & 31u));
+        const float v6320 = v5386.x[29];
+        const float v6321 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6322 = __float_as_uint(v6321);
+        const bool v6323 = v6318 >= v6322;
+        const float v6324 = v5692.x[0];
+        const unsigned int v6325 = __float_as_uint(v6324);
+        const bool v6326 = v6318 < v6325;
+        const bool v6327 = v6323 && v6326;
+        const float v6329 = v6320 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6330 = v6327 ? v6329 : __uint_as_float(0xff800000u);
+        v5386.x[29] = v6330;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6331 = static_cast<unsigned int>(v5386.col(30, iron_linear_thread() & 31u));
+        const float v6333 = v5386.x[30];
+        const float v6334 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6335 = __float_as_uint(v6334);
+        const bool v6336 = v6331 >= v6335;
+        const float v6337 = v5692.x[2];
+        const unsigned int v6338 = __float_as_uint(v6337);
+        const bool v6339 = v6331 < v6338;
+        const bool v6340 = v6336 && v6339;
+        const float v6342 = v6333 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6343 = v6340 ? v6342 : __uint_as_float(0xff800000u);
+        v5386.x[30] = v6343;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6344 = static_cast<unsigned int>(v5386.col(31, iron_linear_thread() & 31u));
+        const float v6346 = v5386.x[31];
+        const float v6347 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6348 = __float_as_uint(v6347);
+        const bool v6349 = v6344 >= v6348;
+        const float v6350 = v5692.x[2];
+        const unsigned int v6351 = __float_as_uint(v6350);
+        const bool v6352 = v6344 < v6351;
+        const bool v6353 = v6349 && v6352;
+        const float v6355 = v6346 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6356 = v6353 ? v6355 : __uint_as_float(0xff800000u);
+        v5386.x[31] = v6356;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6357 = static_cast<unsigned int>(v5386.col(32, iron_linear_thread() & 31u));
+        const float v6359 = v5386.x[32];
+        const float v6360 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6361 = __float_as_uint(v6360);
+        const bool v6362 = v6357 >= v6361;
+        const float v6363 = v5692.x[0];
+        const unsigned int v6364 = __float_as_uint(v6363);
+        const bool v6365 = v6357 < v6364;
+        const bool v6366 = v6362 && v6365;
+        const float v6368 = v6359 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6369 = v6366 ? v6368 : __uint_as_float(0xff800000u);
+        v5386.x[32] = v6369;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6370 = static_cast<unsigned int>(v5386.col(33, iron_linear_thread() & 31u));
+        const float v6372 = v5386.x[33];
+        const float v6373 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6374 = __float_as_uint(v6373);
+        const bool v6375 = v6370 >= v6374;
+        const float v6376 = v5692.x[0];
+        const unsigned int v6377 = __float_as_uint(v6376);
+        const bool v6378 = v6370 < v6377;
+        const bool v6379 = v6375 && v6378;
+        const float v6381 = v6372 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6382 = v6379 ? v6381 : __uint_as_float(0xff800000u);
+        v5386.x[33] = v6382;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6383 = static_cast<unsigned int>(v5386.col(34, iron_linear_thread() & 31u));
+        const float v6385 = v5386.x[34];
+        const float v6386 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6387 = __float_as_uint(v6386);
+        const bool v6388 = v6383 >= v6387;
+        const float v6389 = v5692.x[2];
+        const unsigned int v6390 = __float_as_uint(v6389);
+        const bool v6391 = v6383 < v6390;
+        const bool v6392 = v6388 && v6391;
+        const float v6394 = v6385 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6395 = v6392 ? v6394 : __uint_as_float(0xff800000u);
+        v5386.x[34] = v6395;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6396 = static_cast<unsigned int>(v5386.col(35, iron_linear_thread() & 31u));
+        const float v6398 = v5386.x[35];
+        const float v6399 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6400 = __float_as_uint(v6399);
+        const bool v6401 = v6396 >= v6400;
+        const float v6402 = v5692.x[2];
+        const unsigned int v6403 = __float_as_uint(v6402);
+        const bool v6404 = v6396 < v6403;
+        const bool v6405 = v6401 && v6404;
+        const float v6407 = v6398 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6408 = v6405 ? v6407 : __uint_as_float(0xff800000u);
+        v5386.x[35] = v6408;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6409 = static_cast<unsigned int>(v5386.col(36, iron_linear_thread() & 31u));
+        const float v6411 = v5386.x[36];
+        const float v6412 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6413 = __float_as_uint(v6412);
+        const bool v6414 = v6409 >= v6413;
+        const float v6415 = v5692.x[0];
+        const unsigned int v6416 = __float_as_uint(v6415);
+        const bool v6417 = v6409 < v6416;
+        const bool v6418 = v6414 && v6417;
+        const float v6420 = v6411 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6421 = v6418 ? v6420 : __uint_as_float(0xff800000u);
+        v5386.x[36] = v6421;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6422 = static_cast<unsigned int>(v5386.col(37, iron_linear_thread() & 31u));
+        const float v6424 = v5386.x[37];
+        const float v6425 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6426 = __float_as_uint(v6425);
+        const bool v6427 = v6422 >= v6426;
+        const float v6428 = v5692.x[0];
+        const unsigned int v6429 = __float_as_uint(v6428);
+        const bool v6430 = v6422 < v6429;
+        const bool v6431 = v6427 && v6430;
+        const float v6433 = v6424 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6434 = v6431 ? v6433 : __uint_as_float(0xff800000u);
+        v5386.x[37] = v6434;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6435 = static_cast<unsigned int>(v5386.col(38, iron_linear_thread() & 31u));
+        const float v6437 = v5386.x[38];
+        const float v6438 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6439 = __float_as_uint(v6438);
+        const bool v6440 = v6435 >= v6439;
+        const float v6441 = v5692.x[2];
+        const unsigned int v6442 = __float_as_uint(v6441);
+        const bool v6443 = v6435 < v6442;
+        const bool v6444 = v6440 && v6443;
+        const float v6446 = v6437 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6447 = v6444 ? v6446 : __uint_as_float(0xff800000u);
+        v5386.x[38] = v6447;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6448 = static_cast<unsigned int>(v5386.col(39, iron_linear_thread() & 31u));
+        const float v6450 = v5386.x[39];
+        const float v6451 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6452 = __float_as_uint(v6451);
+        const bool v6453 = v6448 >= v6452;
+        const float v6454 = v5692.x[2];
+        const unsigned int v6455 = __float_as_uint(v6454);
+        const bool v6456 = v6448 < v6455;
+        const bool v6457 = v6453 && v6456;
+        const float v6459 = v6450 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6460 = v6457 ? v6459 : __uint_as_float(0xff800000u);
+        v5386.x[39] = v6460;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6461 = static_cast<unsigned int>(v5386.col(40, iron_linear_thread() & 31u));
+        const float v6463 = v5386.x[40];
+        const float v6464 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6465 = __float_as_uint(v6464);
+        const bool v6466 = v6461 >= v6465;
+        const float v6467 = v5692.x[0];
+        const unsigned int v6468 = __float_as_uint(v6467);
+        const bool v6469 = v6461 < v6468;
+        const bool v6470 = v6466 && v6469;
+        const float v6472 = v6463 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6473 = v6470 ? v6472 : __uint_as_float(0xff800000u);
+        v5386.x[40] = v6473;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6474 = static_cast<unsigned int>(v5386.col(41, iron_linear_thread() & 31u));
+        const float v6476 = v5386.x[41];
+        const float v6477 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6478 = __float_as_uint(v6477);
+        const bool v6479 = v6474 >= v6478;
+        const float v6480 = v5692.x[0];
+        const unsigned int v6481 = __float_as_uint(v6480);
+        const bool v6482 = v6474 < v6481;
+        const bool v6483 = v6479 && v6482;
+        const float v6485 = v6476 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6486 = v6483 ? v6485 : __uint_as_float(0xff800000u);
+        v5386.x[41] = v6486;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6487 = static_cast<unsigned int>(v5386.col(42, iron_linear_thread() & 31u));
+        const float v6489 = v5386.x[42];
+        const float v6490 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6491 = __float_as_uint(v6490);
+        const bool v6492 = v6487 >= v6491;
+        const float v6493 = v5692.x[2];
+        const unsigned int v6494 = __float_as_uint(v6493);
+        const bool v6495 = v6487 < v6494;
+        const bool v6496 = v6492 && v6495;
+        const float v6498 = v6489 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6499 = v6496 ? v6498 : __uint_as_float(0xff800000u);
+        v5386.x[42] = v6499;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6500 = static_cast<unsigned int>(v5386.col(43, iron_linear_thread() & 31u));
+        const float v6502 = v5386.x[43];
+        const float v6503 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6504 = __float_as_uint(v6503);
+        const bool v6505 = v6500 >= v6504;
+        const float v6506 = v5692.x[2];
+        const unsigned int v6507 = __float_as_uint(v6506);
+        const bool v6508 = v6500 < v6507;
+        const bool v6509 = v6505 && v6508;
+        const float v6511 = v6502 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6512 = v6509 ? v6511 : __uint_as_float(0xff800000u);
+        v5386.x[43] = v6512;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6513 = static_cast<unsigned int>(v5386.col(44, iron_linear_thread() & 31u));
+        const float v6515 = v5386.x[44];
+        const float v6516 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6517 = __float_as_uint(v6516);
+        const bool v6518 = v6513 >= v6517;
+        const float v6519 = v5692.x[0];
+        const unsigned int v6520 = __float_as_uint(v6519);
+        const bool v6521 = v6513 < v6520;
+        const bool v6522 = v6518 && v6521;
+        const float v6524 = v6515 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6525 = v6522 ? v6524 : __uint_as_float(0xff800000u);
+        v5386.x[44] = v6525;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6526 = static_cast<unsigned int>(v5386.col(45, iron_linear_thread() & 31u));
+        const float v6528 = v5386.x[45];
+        const float v6529 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6530 = __float_as_uint(v6529);
+        const bool v6531 = v6526 >= v6530;
+        const float v6532 = v5692.x[0];
+        const unsigned int v6533 = __float_as_uint(v6532);
+        const bool v6534 = v6526 < v6533;
+        const bool v6535 = v6531 && v6534;
+        const float v6537 = v6528 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6538 = v6535 ? v6537 : __uint_as_float(0xff800000u);
+        v5386.x[45] = v6538;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6539 = static_cast<unsigned int>(v5386.col(46, iron_linear_thread() & 31u));
+        const float v6541 = v5386.x[46];
+        const float v6542 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6543 = __float_as_uint(v6542);
+        const bool v6544 = v6539 >= v6543;
+        const float v6545 = v5692.x[2];
+        const unsigned int v6546 = __float_as_uint(v6545);
+        const bool v6547 = v6539 < v6546;
+        const bool v6548 = v6544 && v6547;
+        const float v6550 = v6541 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6551 = v6548 ? v6550 : __uint_as_float(0xff800000u);
+        v5386.x[46] = v6551;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6552 = static_cast<unsigned int>(v5386.col(47, iron_linear_thread() & 31u));
+        const float v6554 = v5386.x[47];
+        const float v6555 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6556 = __float_as_uint(v6555);
+        const bool v6557 = v6552 >= v6556;
+        const float v6558 = v5692.x[2];
+        const unsigned int v6559 = __float_as_uint(v6558);
+        const bool v6560 = v6552 < v6559;
+        const bool v6561 = v6557 && v6560;
+        const float v6563 = v6554 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6564 = v6561 ? v6563 : __uint_as_float(0xff800000u);
+        v5386.x[47] = v6564;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6565 = static_cast<unsigned int>(v5386.col(48, iron_linear_thread() & 31u));
+        const float v6567 = v5386.x[48];
+        const float v6568 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6569 = __float_as_uint(v6568);
+        const bool v6570 = v6565 >= v6569;
+        const float v6571 = v5692.x[0];
+        const unsigned int v6572 = __float_as_uint(v6571);
+        const bool v6573 = v6565 < v6572;
+        const bool v6574 = v6570 && v6573;
+        const float v6576 = v6567 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6577 = v6574 ? v6576 : __uint_as_float(0xff800000u);
+        v5386.x[48] = v6577;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6578 = static_cast<unsigned int>(v5386.col(49, iron_linear_thread() & 31u));
+        const float v6580 = v5386.x[49];
+        const float v6581 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6582 = __float_as_uint(v6581);
+        const bool v6583 = v6578 >= v6582;
+        const float v6584 = v5692.x[0];
+        const unsigned int v6585 = __float_as_uint(v6584);
+        const bool v6586 = v6578 < v6585;
+        const bool v6587 = v6583 && v6586;
+        const float v6589 = v6580 * v325;  // kernels/sdpa/flash_tile.hpp:181
         const float v6590 = v6587 ? v6589 : __uint_as_float(0xff800000u);
-        v6072.x[8] = v6590;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6591 = static_cast<unsigned int>(v6072.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6592 = static_cast<unsigned int>(v6072.row(9, iron_linear_thread() & 31u));
-        const float v6593 = v6072.x[9];
-        const unsigned int v6594 = v46 + v6592;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6595 = v5559 + v6591;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6596 = v6595 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6599 = v6594 + v37;
-        const unsigned int v6600 = v6595 + v18;
-        const bool v6601 = v6600 <= v6599;
-        const bool v6602 = v306 || v6601;
-        const bool v6603 = v6596 && v6602;
-        const unsigned int v6606 = v6595 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6607 = v6606 + v18;
-        const bool v6609 = v6599 < v6607;
-        const bool v6610 = v6112 || v6609;
-        const bool v6611 = v6603 && v6610;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6613 = v6593 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6614 = v6611 ? v6613 : __uint_as_float(0xff800000u);
-        v6072.x[9] = v6614;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6615 = static_cast<unsigned int>(v6072.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6616 = static_cast<unsigned int>(v6072.row(10, iron_linear_thread() & 31u));
-        const float v6617 = v6072.x[10];
-        const unsigned int v6618 = v46 + v6616;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6619 = v5559 + v6615;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6620 = v6619 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6623 = v6618 + v37;
-        const unsigned int v6624 = v6619 + v18;
-        const bool v6625 = v6624 <= v6623;
-        const bool v6626 = v306 || v6625;
-        const bool v6627 = v6620 && v6626;
-        const unsigned int v6630 = v6619 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6631 = v6630 + v18;
-        const bool v6633 = v6623 < v6631;
-        const bool v6634 = v6112 || v6633;
-        const bool v6635 = v6627 && v6634;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6637 = v6617 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6638 = v6635 ? v6637 : __uint_as_float(0xff800000u);
-        v6072.x[10] = v6638;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6639 = static_cast<unsigned int>(v6072.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6640 = static_cast<unsigned int>(v6072.row(11, iron_linear_thread() & 31u));
-        const float v6641 = v6072.x[11];
-        const unsigned int v6642 = v46 + v6640;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6643 = v5559 + v6639;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6644 = v6643 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6647 = v6642 + v37;
-        const unsigned int v6648 = v6643 + v18;
-        const bool v6649 = v6648 <= v6647;
-        const bool v6650 = v306 || v6649;
-        const bool v6651 = v6644 && v6650;
-        const unsigned int v6654 = v6643 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6655 = v6654 + v18;
-        const bool v6657 = v6647 < v6655;
-        const bool v6658 = v6112 || v6657;
-        const bool v6659 = v6651 && v6658;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6661 = v6641 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6662 = v6659 ? v6661 : __uint_as_float(0xff800000u);
-        v6072.x[11] = v6662;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6663 = static_cast<unsigned int>(v6072.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6664 = static_cast<unsigned int>(v6072.row(12, iron_linear_thread() & 31u));
-        const float v6665 = v6072.x[12];
-        const unsigned int v6666 = v46 + v6664;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6667 = v5559 + v6663;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6668 = v6667 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6671 = v6666 + v37;
-        const unsigned int v6672 = v6667 + v18;
-        const bool v6673 = v6672 <= v6671;
-        const bool v6674 = v306 || v6673;
-        const bool v6675 = v6668 && v6674;
-        const unsigned int v6678 = v6667 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6679 = v6678 + v18;
-        const bool v6681 = v6671 < v6679;
-        const bool v6682 = v6112 || v6681;
-        const bool v6683 = v6675 && v6682;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6685 = v6665 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6686 = v6683 ? v6685 : __uint_as_float(0xff800000u);
-        v6072.x[12] = v6686;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6687 = static_cast<unsigned int>(v6072.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6688 = static_cast<unsigned int>(v6072.row(13, iron_linear_thread() & 31u));
-        const float v6689 = v6072.x[13];
-        const unsigned int v6690 = v46 + v6688;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6691 = v5559 + v6687;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6692 = v6691 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6695 = v6690 + v37;
-        const unsigned int v6696 = v6691 + v18;
-        const bool v6697 = v6696 <= v6695;
-        const bool v6698 = v306 || v6697;
-        const bool v6699 = v6692 && v6698;
-        const unsigned int v6702 = v6691 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6703 = v6702 + v18;
-        const bool v6705 = v6695 < v6703;
-        const bool v6706 = v6112 || v6705;
-        const bool v6707 = v6699 && v6706;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6709 = v6689 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6710 = v6707 ? v6709 : __uint_as_float(0xff800000u);
-        v6072.x[13] = v6710;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6711 = static_cast<unsigned int>(v6072.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6712 = static_cast<unsigned int>(v6072.row(14, iron_linear_thread() & 31u));
-        const float v6713 = v6072.x[14];
-        const unsigned int v6714 = v46 + v6712;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6715 = v5559 + v6711;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6716 = v6715 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6719 = v6714 + v37;
-        const unsigned int v6720 = v6715 + v18;
-        const bool v6721 = v6720 <= v6719;
-        const bool v6722 = v306 || v6721;
-        const bool v6723 = v6716 && v6722;
-        const unsigned int v6726 = v6715 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6727 = v6726 + v18;
-        const bool v6729 = v6719 < v6727;
-        const bool v6730 = v6112 || v6729;
-        const bool v6731 = v6723 && v6730;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6733 = v6713 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6734 = v6731 ? v6733 : __uint_as_float(0xff800000u);
-        v6072.x[14] = v6734;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6735 = static_cast<unsigned int>(v6072.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6736 = static_cast<unsigned int>(v6072.row(15, iron_linear_thread() & 31u));
-        const float v6737 = v6072.x[15];
-        const unsigned int v6738 = v46 + v6736;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6739 = v5559 + v6735;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6740 = v6739 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6743 = v6738 + v37;
-        const unsigned int v6744 = v6739 + v18;
-        const bool v6745 = v6744 <= v6743;
-        const bool v6746 = v306 || v6745;
-        const bool v6747 = v6740 && v6746;
-        const unsigned int v6750 = v6739 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6751 = v6750 + v18;
-        const bool v6753 = v6743 < v6751;
-        const bool v6754 = v6112 || v6753;
-        const bool v6755 = v6747 && v6754;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6757 = v6737 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6758 = v6755 ? v6757 : __uint_as_float(0xff800000u);
-        v6072.x[15] = v6758;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6759 = static_cast<unsigned int>(v6072.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6760 = static_cast<unsigned int>(v6072.row(16, iron_linear_thread() & 31u));
-        const float v6761 = v6072.x[16];
-        const unsigned int v6762 = v46 + v6760;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6763 = v5559 + v6759;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6764 = v6763 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6767 = v6762 + v37;
-        const unsigned int v6768 = v6763 + v18;
-        const bool v6769 = v6768 <= v6767;
-        const bool v6770 = v306 || v6769;
-        const bool v6771 = v6764 && v6770;
-        const unsigned int v6774 = v6763 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6775 = v6774 + v18;
-        const bool v6777 = v6767 < v6775;
-        const bool v6778 = v6112 || v6777;
-        const bool v6779 = v6771 && v6778;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6781 = v6761 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6782 = v6779 ? v6781 : __uint_as_float(0xff800000u);
-        v6072.x[16] = v6782;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6783 = static_cast<unsigned int>(v6072.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6784 = static_cast<unsigned int>(v6072.row(17, iron_linear_thread() & 31u));
-        const float v6785 = v6072.x[17];
-        const unsigned int v6786 = v46 + v6784;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6787 = v5559 + v6783;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6788 = v6787 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6791 = v6786 + v37;
-        const unsigned int v6792 = v6787 + v18;
-        const bool v6793 = v6792 <= v6791;
-        const bool v6794 = v306 || v6793;
-        const bool v6795 = v6788 && v6794;
-        const unsigned int v6798 = v6787 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6799 = v6798 + v18;
-        const bool v6801 = v6791 < v6799;
-        const bool v6802 = v6112 || v6801;
-        const bool v6803 = v6795 && v6802;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6805 = v6785 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6806 = v6803 ? v6805 : __uint_as_float(0xff800000u);
-        v6072.x[17] = v6806;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6807 = static_cast<unsigned int>(v6072.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6808 = static_cast<unsigned int>(v6072.row(18, iron_linear_thread() & 31u));
-        const float v6809 = v6072.x[18];
-        const unsigned int v6810 = v46 + v6808;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6811 = v5559 + v6807;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6812 = v6811 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6815 = v6810 + v37;
-        const unsigned int v6816 = v6811 + v18;
-        const bool v6817 = v6816 <= v6815;
-        const bool v6818 = v306 || v6817;
-        const bool v6819 = v6812 && v6818;
-        const unsigned int v6822 = v6811 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6823 = v6822 + v18;
-        const bool v6825 = v6815 < v6823;
-        const bool v6826 = v6112 || v6825;
-        const bool v6827 = v6819 && v6826;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6829 = v6809 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6830 = v6827 ? v6829 : __uint_as_float(0xff800000u);
-        v6072.x[18] = v6830;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6831 = static_cast<unsigned int>(v6072.col(19, iron_linear_thread() & 31u));
-        const unsigned int v6832 = static_cast<unsigned int>(v6072.row(19, iron_linear_thread() & 31u));
-        const float v6833 = v6072.x[19];
-        const unsigned int v6834 = v46 + v6832;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6835 = v5559 + v6831;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6836 = v6835 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6839 = v6834 + v37;
-        const unsigned int v6840 = v6835 + v18;
-        const bool v6841 = v6840 <= v6839;
-        const bool v6842 = v306 || v6841;
-        const bool v6843 = v6836 && v6842;
-        const unsigned int v6846 = v6835 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6847 = v6846 + v18;
-        const bool v6849 = v6839 < v6847;
-        const bool v6850 = v6112 || v6849;
-        const bool v6851 = v6843 && v6850;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6853 = v6833 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6854 = v6851 ? v6853 : __uint_as_float(0xff800000u);
-        v6072.x[19] = v6854;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6855 = static_cast<unsigned int>(v6072.col(20, iron_linear_thread() & 31u));
-        const unsigned int v6856 = static_cast<unsigned int>(v6072.row(20, iron_linear_thread() & 31u));
-        const float v6857 = v6072.x[20];
-        const unsigned int v6858 = v46 + v6856;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6859 = v5559 + v6855;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6860 = v6859 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6863 = v6858 + v37;
-        const unsigned int v6864 = v6859 + v18;
-        const bool v6865 = v6864 <= v6863;
-        const bool v6866 = v306 || v6865;
-        const bool v6867 = v6860 && v6866;
-        const unsigned int v6870 = v6859 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6871 = v6870 + v18;
-        const bool v6873 = v6863 < v6871;
-        const bool v6874 = v6112 || v6873;
-        const bool v6875 = v6867 && v6874;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6877 = v6857 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6878 = v6875 ? v6877 : __uint_as_float(0xff800000u);
-        v6072.x[20] = v6878;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6879 = static_cast<unsigned int>(v6072.col(21, iron_linear_thread() & 31u));
-        const unsigned int v6880 = static_cast<unsigned int>(v6072.row(21, iron_linear_thread() & 31u));
-        const float v6881 = v6072.x[21];
-        const unsigned int v6882 = v46 + v6880;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6883 = v5559 + v6879;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6884 = v6883 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6887 = v6882 + v37;
-        const unsigned int v6888 = v6883 + v18;
-        const bool v6889 = v6888 <= v6887;
-        const bool v6890 = v306 || v6889;
-        const bool v6891 = v6884 && v6890;
-        const unsigned int v6894 = v6883 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6895 = v6894 + v18;
-        const bool v6897 = v6887 < v6895;
-        const bool v6898 = v6112 || v6897;
-        const bool v6899 = v6891 && v6898;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6901 = v6881 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6902 = v6899 ? v6901 : __uint_as_float(0xff800000u);
-        v6072.x[21] = v6902;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6903 = static_cast<unsigned int>(v6072.col(22, iron_linear_thread() & 31u));
-        const unsigned int v6904 = static_cast<unsigned int>(v6072.row(22, iron_linear_thread() & 31u));
-        const float v6905 = v6072.x[22];
-        const unsigned int v6906 = v46 + v6904;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6907 = v5559 + v6903;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6908 = v6907 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6911 = v6906 + v37;
-        const unsigned int v6912 = v6907 + v18;
-        const bool v6913 = v6912 <= v6911;
-        const bool v6914 = v306 || v6913;
-        const bool v6915 = v6908 && v6914;
-        const unsigned int v6918 = v6907 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6919 = v6918 + v18;
-        const bool v6921 = v6911 < v6919;
-        const bool v6922 = v6112 || v6921;
-        const bool v6923 = v6915 && v6922;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6925 = v6905 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6926 = v6923 ? v6925 : __uint_as_float(0xff800000u);
-        v6072.x[22] = v6926;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6927 = static_cast<unsigned int>(v6072.col(23, iron_linear_thread() & 31u));
-        const unsigned int v6928 = static_cast<unsigned int>(v6072.row(23, iron_linear_thread() & 31u));
-        const float v6929 = v6072.x[23];
-        const unsigned int v6930 = v46 + v6928;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6931 = v5559 + v6927;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6932 = v6931 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6935 = v6930 + v37;
-        const unsigned int v6936 = v6931 + v18;
-        const bool v6937 = v6936 <= v6935;
-        const bool v6938 = v306 || v6937;
-        const bool v6939 = v6932 && v6938;
-        const unsigned int v6942 = v6931 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6943 = v6942 + v18;
-        const bool v6945 = v6935 < v6943;
-        const bool v6946 = v6112 || v6945;
-        const bool v6947 = v6939 && v6946;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6949 = v6929 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6950 = v6947 ? v6949 : __uint_as_float(0xff800000u);
-        v6072.x[23] = v6950;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6951 = static_cast<unsigned int>(v6072.col(24, iron_linear_thread() & 31u));
-        const unsigned int v6952 = static_cast<unsigned int>(v6072.row(24, iron_linear_thread() & 31u));
-        const float v6953 = v6072.x[24];
-        const unsigned int v6954 = v46 + v6952;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6955 = v5559 + v6951;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6956 = v6955 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6959 = v6954 + v37;
-        const unsigned int v6960 = v6955 + v18;
-        const bool v6961 = v6960 <= v6959;
-        const bool v6962 = v306 || v6961;
-        const bool v6963 = v6956 && v6962;
-        const unsigned int v6966 = v6955 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6967 = v6966 + v18;
-        const bool v6969 = v6959 < v6967;
-        const bool v6970 = v6112 || v6969;
-        const bool v6971 = v6963 && v6970;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6973 = v6953 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6974 = v6971 ? v6973 : __uint_as_float(0xff800000u);
-        v6072.x[24] = v6974;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6975 = static_cast<unsigned int>(v6072.col(25, iron_linear_thread() & 31u));
-        const unsigned int v6976 = static_cast<unsigned int>(v6072.row(25, iron_linear_thread() & 31u));
-        const float v6977 = v6072.x[25];
-        const unsigned int v6978 = v46 + v6976;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6979 = v5559 + v6975;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6980 = v6979 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6983 = v6978 + v37;
-        const unsigned int v6984 = v6979 + v18;
-        const bool v6985 = v6984 <= v6983;
-        const bool v6986 = v306 || v6985;
-        const bool v6987 = v6980 && v6986;
-        const unsigned int v6990 = v6979 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6991 = v6990 + v18;
-        const bool v6993 = v6983 < v6991;
-        const bool v6994 = v6112 || v6993;
-        const bool v6995 = v6987 && v6994;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6997 = v6977 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6998 = v6995 ? v6997 : __uint_as_float(0xff800000u);
-        v6072.x[25] = v6998;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6999 = static_cast<unsigned int>(v6072.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7000 = static_cast<unsigned int>(v6072.row(26, iron_linear_thread() & 31u));
-        const float v7001 = v6072.x[26];
-        const unsigned int v7002 = v46 + v7000;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7003 = v5559 + v6999;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7004 = v7003 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7007 = v7002 + v37;
-        const unsigned int v7008 = v7003 + v18;
-        const bool v7009 = v7008 <= v7007;
-        const bool v7010 = v306 || v7009;
-        const bool v7011 = v7004 && v7010;
-        const unsigned int v7014 = v7003 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7015 = v7014 + v18;
-        const bool v7017 = v7007 < v7015;
-        const bool v7018 = v6112 || v7017;
-        const bool v7019 = v7011 && v7018;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7021 = v7001 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7022 = v7019 ? v7021 : __uint_as_float(0xff800000u);
-        v6072.x[26] = v7022;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7023 = static_cast<unsigned int>(v6072.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7024 = static_cast<unsigned int>(v6072.row(27, iron_linear_thread() & 31u));
-        const float v7025 = v6072.x[27];
-        const unsigned int v7026 = v46 + v7024;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7027 = v5559 + v7023;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7028 = v7027 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7031 = v7026 + v37;
-        const unsigned int v7032 = v7027 + v18;
-        const bool v7033 = v7032 <= v7031;
-        const bool v7034 = v306 || v7033;
-        const bool v7035 = v7028 && v7034;
-        const unsigned int v7038 = v7027 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7039 = v7038 + v18;
-        const bool v7041 = v7031 < v7039;
-        const bool v7042 = v6112 || v7041;
-        const bool v7043 = v7035 && v7042;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7045 = v7025 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7046 = v7043 ? v7045 : __uint_as_float(0xff800000u);
-        v6072.x[27] = v7046;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7047 = static_cast<unsigned int>(v6072.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7048 = static_cast<unsigned int>(v6072.row(28, iron_linear_thread() & 31u));
-        const float v7049 = v6072.x[28];
-        const unsigned int v7050 = v46 + v7048;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7051 = v5559 + v7047;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7052 = v7051 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7055 = v7050 + v37;
-        const unsigned int v7056 = v7051 + v18;
-        const bool v7057 = v7056 <= v7055;
-        const bool v7058 = v306 || v7057;
-        const bool v7059 = v7052 && v7058;
-        const unsigned int v7062 = v7051 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7063 = v7062 + v18;
-        const bool v7065 = v7055 < v7063;
-        const bool v7066 = v6112 || v7065;
-        const bool v7067 = v7059 && v7066;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7069 = v7049 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7070 = v7067 ? v7069 : __uint_as_float(0xff800000u);
-        v6072.x[28] = v7070;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7071 = static_cast<unsigned int>(v6072.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7072 = static_cast<unsigned int>(v6072.row(29, iron_linear_thread() & 31u));
-        const float v7073 = v6072.x[29];
-        const unsigned int v7074 = v46 + v7072;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7075 = v5559 + v7071;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7076 = v7075 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7079 = v7074 + v37;
-        const unsigned int v7080 = v7075 + v18;
-        const bool v7081 = v7080 <= v7079;
-        const bool v7082 = v306 || v7081;
-        const bool v7083 = v7076 && v7082;
-        const unsigned int v7086 = v7075 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7087 = v7086 + v18;
-        const bool v7089 = v7079 < v7087;
-        const bool v7090 = v6112 || v7089;
-        const bool v7091 = v7083 && v7090;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7093 = v7073 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7094 = v7091 ? v7093 : __uint_as_float(0xff800000u);
-        v6072.x[29] = v7094;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7095 = static_cast<unsigned int>(v6072.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7096 = static_cast<unsigned int>(v6072.row(30, iron_linear_thread() & 31u));
-        const float v7097 = v6072.x[30];
-        const unsigned int v7098 = v46 + v7096;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7099 = v5559 + v7095;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7100 = v7099 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7103 = v7098 + v37;
-        const unsigned int v7104 = v7099 + v18;
-        const bool v7105 = v7104 <= v7103;
-        const bool v7106 = v306 || v7105;
-        const bool v7107 = v7100 && v7106;
-        const unsigned int v7110 = v7099 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7111 = v7110 + v18;
-        const bool v7113 = v7103 < v7111;
-        const bool v7114 = v6112 || v7113;
-        const bool v7115 = v7107 && v7114;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7117 = v7097 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7118 = v7115 ? v7117 : __uint_as_float(0xff800000u);
-        v6072.x[30] = v7118;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7119 = static_cast<unsigned int>(v6072.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7120 = static_cast<unsigned int>(v6072.row(31, iron_linear_thread() & 31u));
-        const float v7121 = v6072.x[31];
-        const unsigned int v7122 = v46 + v7120;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7123 = v5559 + v7119;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7124 = v7123 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7127 = v7122 + v37;
-        const unsigned int v7128 = v7123 + v18;
-        const bool v7129 = v7128 <= v7127;
-        const bool v7130 = v306 || v7129;
-        const bool v7131 = v7124 && v7130;
-        const unsigned int v7134 = v7123 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7135 = v7134 + v18;
-        const bool v7137 = v7127 < v7135;
-        const bool v7138 = v6112 || v7137;
-        const bool v7139 = v7131 && v7138;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7141 = v7121 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7142 = v7139 ? v7141 : __uint_as_float(0xff800000u);
-        v6072.x[31] = v7142;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7143 = static_cast<unsigned int>(v6072.col(32, iron_linear_thread() & 31u));
-        const unsigned int v7144 = static_cast<unsigned int>(v6072.row(32, iron_linear_thread() & 31u));
-        const float v7145 = v6072.x[32];
-        const unsigned int v7146 = v46 + v7144;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7147 = v5559 + v7143;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7148 = v7147 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7151 = v7146 + v37;
-        const unsigned int v7152 = v7147 + v18;
-        const bool v7153 = v7152 <= v7151;
-        const bool v7154 = v306 || v7153;
-        const bool v7155 = v7148 && v7154;
-        const unsigned int v7158 = v7147 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7159 = v7158 + v18;
-        const bool v7161 = v7151 < v7159;
-        const bool v7162 = v6112 || v7161;
-        const bool v7163 = v7155 && v7162;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7165 = v7145 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7166 = v7163 ? v7165 : __uint_as_float(0xff800000u);
-        v6072.x[32] = v7166;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7167 = static_cast<unsigned int>(v6072.col(33, iron_linear_thread() & 31u));
-        const unsigned int v7168 = static_cast<unsigned int>(v6072.row(33, iron_linear_thread() & 31u));
-        const float v7169 = v6072.x[33];
-        const unsigned int v7170 = v46 + v7168;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7171 = v5559 + v7167;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7172 = v7171 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7175 = v7170 + v37;
-        const unsigned int v7176 = v7171 + v18;
-        const bool v7177 = v7176 <= v7175;
-        const bool v7178 = v306 || v7177;
-        const bool v7179 = v7172 && v7178;
-        const unsigned int v7182 = v7171 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7183 = v7182 + v18;
-        const bool v7185 = v7175 < v7183;
-        const bool v7186 = v6112 || v7185;
-        const bool v7187 = v7179 && v7186;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7189 = v7169 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7190 = v7187 ? v7189 : __uint_as_float(0xff800000u);
-        v6072.x[33] = v7190;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7191 = static_cast<unsigned int>(v6072.col(34, iron_linear_thread() & 31u));
-        const unsigned int v7192 = static_cast<unsigned int>(v6072.row(34, iron_linear_thread() & 31u));
-        const float v7193 = v6072.x[34];
-        const unsigned int v7194 = v46 + v7192;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7195 = v5559 + v7191;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7196 = v7195 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7199 = v7194 + v37;
-        const unsigned int v7200 = v7195 + v18;
-        const bool v7201 = v7200 <= v7199;
-        const bool v7202 = v306 || v7201;
-        const bool v7203 = v7196 && v7202;
-        const unsigned int v7206 = v7195 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7207 = v7206 + v18;
-        const bool v7209 = v7199 < v7207;
-        const bool v7210 = v6112 || v7209;
-        const bool v7211 = v7203 && v7210;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7213 = v7193 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7214 = v7211 ? v7213 : __uint_as_float(0xff800000u);
-        v6072.x[34] = v7214;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7215 = static_cast<unsigned int>(v6072.col(35, iron_linear_thread() & 31u));
-        const unsigned int v7216 = static_cast<unsigned int>(v6072.row(35, iron_linear_thread() & 31u));
-        const float v7217 = v6072.x[35];
-        const unsigned int v7218 = v46 + v7216;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7219 = v5559 + v7215;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7220 = v7219 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7223 = v7218 + v37;
-        const unsigned int v7224 = v7219 + v18;
-        const bool v7225 = v7224 <= v7223;
-        const bool v7226 = v306 || v7225;
-        const bool v7227 = v7220 && v7226;
-        const unsigned int v7230 = v7219 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7231 = v7230 + v18;
-        const bool v7233 = v7223 < v7231;
-        const bool v7234 = v6112 || v7233;
-        const bool v7235 = v7227 && v7234;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7237 = v7217 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7238 = v7235 ? v7237 : __uint_as_float(0xff800000u);
-        v6072.x[35] = v7238;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7239 = static_cast<unsigned int>(v6072.col(36, iron_linear_thread() & 31u));
-        const unsigned int v7240 = static_cast<unsigned int>(v6072.row(36, iron_linear_thread() & 31u));
-        const float v7241 = v6072.x[36];
-        const unsigned int v7242 = v46 + v7240;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7243 = v5559 + v7239;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7244 = v7243 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7247 = v7242 + v37;
-        const unsigned int v7248 = v7243 + v18;
-        const bool v7249 = v7248 <= v7247;
-        const bool v7250 = v306 || v7249;
-        const bool v7251 = v7244 && v7250;
-        const unsigned int v7254 = v7243 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7255 = v7254 + v18;
-        const bool v7257 = v7247 < v7255;
-        const bool v7258 = v6112 || v7257;
-        const bool v7259 = v7251 && v7258;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7261 = v7241 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7262 = v7259 ? v7261 : __uint_as_float(0xff800000u);
-        v6072.x[36] = v7262;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7263 = static_cast<unsigned int>(v6072.col(37, iron_linear_thread() & 31u));
-        const unsigned int v7264 = static_cast<unsigned int>(v6072.row(37, iron_linear_thread() & 31u));
-        const float v7265 = v6072.x[37];
-        const unsigned int v7266 = v46 + v7264;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7267 = v5559 + v7263;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7268 = v7267 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7271 = v7266 + v37;
-        const unsigned int v7272 = v7267 + v18;
-        const bool v7273 = v7272 <= v7271;
-        const bool v7274 = v306 || v7273;
-        const bool v7275 = v7268 && v7274;
-        const unsigned int v7278 = v7267 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7279 = v7278 + v18;
-        const bool v7281 = v7271 < v7279;
-        const bool v7282 = v6112 || v7281;
-        const bool v7283 = v7275 && v7282;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7285 = v7265 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7286 = v7283 ? v7285 : __uint_as_float(0xff800000u);
-        v6072.x[37] = v7286;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7287 = static_cast<unsigned int>(v6072.col(38, iron_linear_thread() & 31u));
-        const unsigned int v7288 = static_cast<unsigned int>(v6072.row(38, iron_linear_thread() & 31u));
-        const float v7289 = v6072.x[38];
-        const unsigned int v7290 = v46 + v7288;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7291 = v5559 + v7287;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7292 = v7291 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7295 = v7290 + v37;
-        const unsigned int v7296 = v7291 + v18;
-        const bool v7297 = v7296 <= v7295;
-        const bool v7298 = v306 || v7297;
-        const bool v7299 = v7292 && v7298;
-        const unsigned int v7302 = v7291 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7303 = v7302 + v18;
-        const bool v7305 = v7295 < v7303;
-        const bool v7306 = v6112 || v7305;
-        const bool v7307 = v7299 && v7306;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7309 = v7289 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7310 = v7307 ? v7309 : __uint_as_float(0xff800000u);
-        v6072.x[38] = v7310;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7311 = static_cast<unsigned int>(v6072.col(39, iron_linear_thread() & 31u));
-        const unsigned int v7312 = static_cast<unsigned int>(v6072.row(39, iron_linear_thread() & 31u));
-        const float v7313 = v6072.x[39];
-        const unsigned int v7314 = v46 + v7312;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7315 = v5559 + v7311;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7316 = v7315 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7319 = v7314 + v37;
-        const unsigned int v7320 = v7315 + v18;
-        const bool v7321 = v7320 <= v7319;
-        const bool v7322 = v306 || v7321;
-        const bool v7323 = v7316 && v7322;
-        const unsigned int v7326 = v7315 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7327 = v7326 + v18;
-        const bool v7329 = v7319 < v7327;
-        const bool v7330 = v6112 || v7329;
-        const bool v7331 = v7323 && v7330;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7333 = v7313 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7334 = v7331 ? v7333 : __uint_as_float(0xff800000u);
-        v6072.x[39] = v7334;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7335 = static_cast<unsigned int>(v6072.col(40, iron_linear_thread() & 31u));
-        const unsigned int v7336 = static_cast<unsigned int>(v6072.row(40, iron_linear_thread() & 31u));
-        const float v7337 = v6072.x[40];
-        const unsigned int v7338 = v46 + v7336;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7339 = v5559 + v7335;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7340 = v7339 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7343 = v7338 + v37;
-        const unsigned int v7344 = v7339 + v18;
-        const bool v7345 = v7344 <= v7343;
-        const bool v7346 = v306 || v7345;
-        const bool v7347 = v7340 && v7346;
-        const unsigned int v7350 = v7339 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7351 = v7350 + v18;
-        const bool v7353 = v7343 < v7351;
-        const bool v7354 = v6112 || v7353;
-        const bool v7355 = v7347 && v7354;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7357 = v7337 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7358 = v7355 ? v7357 : __uint_as_float(0xff800000u);
-        v6072.x[40] = v7358;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7359 = static_cast<unsigned int>(v6072.col(41, iron_linear_thread() & 31u));
-        const unsigned int v7360 = static_cast<unsigned int>(v6072.row(41, iron_linear_thread() & 31u));
-        const float v7361 = v6072.x[41];
-        const unsigned int v7362 = v46 + v7360;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7363 = v5559 + v7359;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7364 = v7363 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7367 = v7362 + v37;
-        const unsigned int v7368 = v7363 + v18;
-        const bool v7369 = v7368 <= v7367;
-        const bool v7370 = v306 || v7369;
-        const bool v7371 = v7364 && v7370;
-        const unsigned int v7374 = v7363 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7375 = v7374 + v18;
-        const bool v7377 = v7367 < v7375;
-        const bool v7378 = v6112 || v7377;
-        const bool v7379 = v7371 && v7378;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7381 = v7361 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7382 = v7379 ? v7381 : __uint_as_float(0xff800000u);
-        v6072.x[41] = v7382;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7383 = static_cast<unsigned int>(v6072.col(42, iron_linear_thread() & 31u));
-        const unsigned int v7384 = static_cast<unsigned int>(v6072.row(42, iron_linear_thread() & 31u));
-        const float v7385 = v6072.x[42];
-        const unsigned int v7386 = v46 + v7384;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7387 = v5559 + v7383;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7388 = v7387 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7391 = v7386 + v37;
-        const unsigned int v7392 = v7387 + v18;
-        const bool v7393 = v7392 <= v7391;
-        const bool v7394 = v306 || v7393;
-        const bool v7395 = v7388 && v7394;
-        const unsigned int v7398 = v7387 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7399 = v7398 + v18;
-        const bool v7401 = v7391 < v7399;
-        const bool v7402 = v6112 || v7401;
-        const bool v7403 = v7395 && v7402;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7405 = v7385 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7406 = v7403 ? v7405 : __uint_as_float(0xff800000u);
-        v6072.x[42] = v7406;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7407 = static_cast<unsigned int>(v6072.col(43, iron_linear_thread() & 31u));
-        const unsigned int v7408 = static_cast<unsigned int>(v6072.row(43, iron_linear_thread() & 31u));
-        const float v7409 = v6072.x[43];
-        const unsigned int v7410 = v46 + v7408;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7411 = v5559 + v7407;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7412 = v7411 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7415 = v7410 + v37;
-        const unsigned int v7416 = v7411 + v18;
-        const bool v7417 = v7416 <= v7415;
-        const bool v7418 = v306 || v7417;
-        const bool v7419 = v7412 && v7418;
-        const unsigned int v7422 = v7411 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7423 = v7422 + v18;
-        const bool v7425 = v7415 < v7423;
-        const bool v7426 = v6112 || v7425;
-        const bool v7427 = v7419 && v7426;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7429 = v7409 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7430 = v7427 ? v7429 : __uint_as_float(0xff800000u);
-        v6072.x[43] = v7430;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7431 = static_cast<unsigned int>(v6072.col(44, iron_linear_thread() & 31u));
-        const unsigned int v7432 = static_cast<unsigned int>(v6072.row(44, iron_linear_thread() & 31u));
-        const float v7433 = v6072.x[44];
-        const unsigned int v7434 = v46 + v7432;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7435 = v5559 + v7431;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7436 = v7435 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7439 = v7434 + v37;
-        const unsigned int v7440 = v7435 + v18;
-        const bool v7441 = v7440 <= v7439;
-        const bool v7442 = v306 || v7441;
-        const bool v7443 = v7436 && v7442;
-        const unsigned int v7446 = v7435 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7447 = v7446 + v18;
-        const bool v7449 = v7439 < v7447;
-        const bool v7450 = v6112 || v7449;
-        const bool v7451 = v7443 && v7450;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7453 = v7433 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7454 = v7451 ? v7453 : __uint_as_float(0xff800000u);
-        v6072.x[44] = v7454;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7455 = static_cast<unsigned int>(v6072.col(45, iron_linear_thread() & 31u));
-        const unsigned int v7456 = static_cast<unsigned int>(v6072.row(45, iron_linear_thread() & 31u));
-        const float v7457 = v6072.x[45];
-        const unsigned int v7458 = v46 + v7456;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7459 = v5559 + v7455;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7460 = v7459 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7463 = v7458 + v37;
-        const unsigned int v7464 = v7459 + v18;
-        const bool v7465 = v7464 <= v7463;
-        const bool v7466 = v306 || v7465;
-        const bool v7467 = v7460 && v7466;
-        const unsigned int v7470 = v7459 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7471 = v7470 + v18;
-        const bool v7473 = v7463 < v7471;
-        const bool v7474 = v6112 || v7473;
-        const bool v7475 = v7467 && v7474;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7477 = v7457 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7478 = v7475 ? v7477 : __uint_as_float(0xff800000u);
-        v6072.x[45] = v7478;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7479 = static_cast<unsigned int>(v6072.col(46, iron_linear_thread() & 31u));
-        const unsigned int v7480 = static_cast<unsigned int>(v6072.row(46, iron_linear_thread() & 31u));
-        const float v7481 = v6072.x[46];
-        const unsigned int v7482 = v46 + v7480;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7483 = v5559 + v7479;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7484 = v7483 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7487 = v7482 + v37;
-        const unsigned int v7488 = v7483 + v18;
-        const bool v7489 = v7488 <= v7487;
-        const bool v7490 = v306 || v7489;
-        const bool v7491 = v7484 && v7490;
-        const unsigned int v7494 = v7483 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7495 = v7494 + v18;
-        const bool v7497 = v7487 < v7495;
-        const bool v7498 = v6112 || v7497;
-        const bool v7499 = v7491 && v7498;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7501 = v7481 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7502 = v7499 ? v7501 : __uint_as_float(0xff800000u);
-        v6072.x[46] = v7502;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7503 = static_cast<unsigned int>(v6072.col(47, iron_linear_thread() & 31u));
-        const unsigned int v7504 = static_cast<unsigned int>(v6072.row(47, iron_linear_thread() & 31u));
-        const float v7505 = v6072.x[47];
-        const unsigned int v7506 = v46 + v7504;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7507 = v5559 + v7503;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7508 = v7507 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7511 = v7506 + v37;
-        const unsigned int v7512 = v7507 + v18;
-        const bool v7513 = v7512 <= v7511;
-        const bool v7514 = v306 || v7513;
-        const bool v7515 = v7508 && v7514;
-        const unsigned int v7518 = v7507 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7519 = v7518 + v18;
-        const bool v7521 = v7511 < v7519;
-        const bool v7522 = v6112 || v7521;
-        const bool v7523 = v7515 && v7522;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7525 = v7505 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7526 = v7523 ? v7525 : __uint_as_float(0xff800000u);
-        v6072.x[47] = v7526;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7527 = static_cast<unsigned int>(v6072.col(48, iron_linear_thread() & 31u));
-        const unsigned int v7528 = static_cast<unsigned int>(v6072.row(48, iron_linear_thread() & 31u));
-        const float v7529 = v6072.x[48];
-        const unsigned int v7530 = v46 + v7528;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7531 = v5559 + v7527;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7532 = v7531 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7535 = v7530 + v37;
-        const unsigned int v7536 = v7531 + v18;
-        const bool v7537 = v7536 <= v7535;
-        const bool v7538 = v306 || v7537;
-        const bool v7539 = v7532 && v7538;
-        const unsigned int v7542 = v7531 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7543 = v7542 + v18;
-        const bool v7545 = v7535 < v7543;
-        const bool v7546 = v6112 || v7545;
-        const bool v7547 = v7539 && v7546;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7549 = v7529 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7550 = v7547 ? v7549 : __uint_as_float(0xff800000u);
-        v6072.x[48] = v7550;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7551 = static_cast<unsigned int>(v6072.col(49, iron_linear_thread() & 31u));
-        const unsigned int v7552 = static_cast<unsigned int>(v6072.row(49, iron_linear_thread() & 31u));
-        const float v7553 = v6072.x[49];
-        const unsigned int v7554 = v46 + v7552;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7555 = v5559 + v7551;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7556 = v7555 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7559 = v7554 + v37;
-        const unsigned int v7560 = v7555 + v18;
-        const bool v7561 = v7560 <= v7559;
-        const bool v7562 = v306 || v7561;
-        const bool v7563 = v7556 && v7562;
-        const unsigned int v7566 = v7555 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7567 = v7566 + v18;
-        const bool v7569 = v7559 < v7567;
-        const bool v7570 = v6112 || v7569;
-        const bool v7571 = v7563 && v7570;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7573 = v7553 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7574 = v7571 ? v7573 : __uint_as_float(0xff800000u);
-        v6072.x[49] = v7574;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7575 = static_cast<unsigned int>(v6072.col(50, iron_linear_thread() & 31u));
-        const unsigned int v7576 = static_cast<unsigned int>(v6072.row(50, iron_linear_thread() & 31u));
-        const float v7577 = v6072.x[50];
-        const unsigned int v7578 = v46 + v7576;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7579 = v5559 + v7575;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7580 = v7579 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7583 = v7578 + v37;
-        const unsigned int v7584 = v7579 + v18;
-        const bool v7585 = v7584 <= v7583;
-        const bool v7586 = v306 || v7585;
-        const bool v7587 = v7580 && v7586;
-        const unsigned int v7590 = v7579 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7591 = v7590 + v18;
-        const bool v7593 = v7583 < v7591;
-        const bool v7594 = v6112 || v7593;
-        const bool v7595 = v7587 && v7594;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7597 = v7577 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7598 = v7595 ? v7597 : __uint_as_float(0xff800000u);
-        v6072.x[50] = v7598;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7599 = static_cast<unsigned int>(v6072.col(51, iron_linear_thread() & 31u));
-        const unsigned int v7600 = static_cast<unsigned int>(v6072.row(51, iron_linear_thread() & 31u));
-        const float v7601 = v6072.x[51];
-        const unsigned int v7602 = v46 + v7600;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7603 = v5559 + v7599;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7604 = v7603 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7607 = v7602 + v37;
-        const unsigned int v7608 = v7603 + v18;
-        const bool v7609 = v7608 <= v7607;
-        const bool v7610 = v306 || v7609;
-        const bool v7611 = v7604 && v7610;
-        const unsigned int v7614 = v7603 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7615 = v7614 + v18;
-        const bool v7617 = v7607 < v7615;
-        const bool v7618 = v6112 || v7617;
-        const bool v7619 = v7611 && v7618;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7621 = v7601 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7622 = v7619 ? v7621 : __uint_as_float(0xff800000u);
-        v6072.x[51] = v7622;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7623 = static_cast<unsigned int>(v6072.col(52, iron_linear_thread() & 31u));
-        const unsigned int v7624 = static_cast<unsigned int>(v6072.row(52, iron_linear_thread() & 31u));
-        const float v7625 = v6072.x[52];
-        const unsigned int v7626 = v46 + v7624;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7627 = v5559 + v7623;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7628 = v7627 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7631 = v7626 + v37;
-        const unsigned int v7632 = v7627 + v18;
-        const bool v7633 = v7632 <= v7631;
-        const bool v7634 = v306 || v7633;
-        const bool v7635 = v7628 && v7634;
-        const unsigned int v7638 = v7627 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7639 = v7638 + v18;
-        const bool v7641 = v7631 < v7639;
-        const bool v7642 = v6112 || v7641;
-        const bool v7643 = v7635 && v7642;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7645 = v7625 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7646 = v7643 ? v7645 : __uint_as_float(0xff800000u);
-        v6072.x[52] = v7646;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7647 = static_cast<unsigned int>(v6072.col(53, iron_linear_thread() & 31u));
-        const unsigned int v7648 = static_cast<unsigned int>(v6072.row(53, iron_linear_thread() & 31u));
-        const float v7649 = v6072.x[53];
-        const unsigned int v7650 = v46 + v7648;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7651 = v5559 + v7647;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7652 = v7651 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7655 = v7650 + v37;
-        const unsigned int v7656 = v7651 + v18;
-        const bool v7657 = v7656 <= v7655;
-        const bool v7658 = v306 || v7657;
-        const bool v7659 = v7652 && v7658;
-        const unsigned int v7662 = v7651 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7663 = v7662 + v18;
-        const bool v7665 = v7655 < v7663;
-        const bool v7666 = v6112 || v7665;
-        const bool v7667 = v7659 && v7666;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7669 = v7649 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7670 = v7667 ? v7669 : __uint_as_float(0xff800000u);
-        v6072.x[53] = v7670;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7671 = static_cast<unsigned int>(v6072.col(54, iron_linear_thread() & 31u));
-        const unsigned int v7672 = static_cast<unsigned int>(v6072.row(54, iron_linear_thread() & 31u));
-        const float v7673 = v6072.x[54];
-        const unsigned int v7674 = v46 + v7672;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7675 = v5559 + v7671;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7676 = v7675 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7679 = v7674 + v37;
-        const unsigned int v7680 = v7675 + v18;
-        const bool v7681 = v7680 <= v7679;
-        const bool v7682 = v306 || v7681;
-        const bool v7683 = v7676 && v7682;
-        const unsigned int v7686 = v7675 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7687 = v7686 + v18;
-        const bool v7689 = v7679 < v7687;
-        const bool v7690 = v6112 || v7689;
-        const bool v7691 = v7683 && v7690;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7693 = v7673 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7694 = v7691 ? v7693 : __uint_as_float(0xff800000u);
-        v6072.x[54] = v7694;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7695 = static_cast<unsigned int>(v6072.col(55, iron_linear_thread() & 31u));
-        const unsigned int v7696 = static_cast<unsigned int>(v6072.row(55, iron_linear_thread() & 31u));
-        const float v7697 = v6072.x[55];
-        const unsigned int v7698 = v46 + v7696;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7699 = v5559 + v7695;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7700 = v7699 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7703 = v7698 + v37;
-        const unsigned int v7704 = v7699 + v18;
-        const bool v7705 = v7704 <= v7703;
-        const bool v7706 = v306 || v7705;
-        const bool v7707 = v7700 && v7706;
-        const unsigned int v7710 = v7699 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7711 = v7710 + v18;
-        const bool v7713 = v7703 < v7711;
-        const bool v7714 = v6112 || v7713;
-        const bool v7715 = v7707 && v7714;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7717 = v7697 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7718 = v7715 ? v7717 : __uint_as_float(0xff800000u);
-        v6072.x[55] = v7718;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7719 = static_cast<unsigned int>(v6072.col(56, iron_linear_thread() & 31u));
-        const unsigned int v7720 = static_cast<unsigned int>(v6072.row(56, iron_linear_thread() & 31u));
-        const float v7721 = v6072.x[56];
-        const unsigned int v7722 = v46 + v7720;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7723 = v5559 + v7719;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7724 = v7723 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7727 = v7722 + v37;
-        const unsigned int v7728 = v7723 + v18;
-        const bool v7729 = v7728 <= v7727;
-        const bool v7730 = v306 || v7729;
-        const bool v7731 = v7724 && v7730;
-        const unsigned int v7734 = v7723 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7735 = v7734 + v18;
-        const bool v7737 = v7727 < v7735;
-        const bool v7738 = v6112 || v7737;
-        const bool v7739 = v7731 && v7738;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7741 = v7721 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7742 = v7739 ? v7741 : __uint_as_float(0xff800000u);
-        v6072.x[56] = v7742;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7743 = static_cast<unsigned int>(v6072.col(57, iron_linear_thread() & 31u));
-        const unsigned int v7744 = static_cast<unsigned int>(v6072.row(57, iron_linear_thread() & 31u));
-        const float v7745 = v6072.x[57];
-        const unsigned int v7746 = v46 + v7744;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7747 = v5559 + v7743;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7748 = v7747 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7751 = v7746 + v37;
-        const unsigned int v7752 = v7747 + v18;
-        const bool v7753 = v7752 <= v7751;
-        const bool v7754 = v306 || v7753;
-        const bool v7755 = v7748 && v7754;
-        const unsigned int v7758 = v7747 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7759 = v7758 + v18;
-        const bool v7761 = v7751 < v7759;
-        const bool v7762 = v6112 || v7761;
-        const bool v7763 = v7755 && v7762;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7765 = v7745 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7766 = v7763 ? v7765 : __uint_as_float(0xff800000u);
-        v6072.x[57] = v7766;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7767 = static_cast<unsigned int>(v6072.col(58, iron_linear_thread() & 31u));
-        const unsigned int v7768 = static_cast<unsigned int>(v6072.row(58, iron_linear_thread() & 31u));
-        const float v7769 = v6072.x[58];
-        const unsigned int v7770 = v46 + v7768;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7771 = v5559 + v7767;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7772 = v7771 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7775 = v7770 + v37;
-        const unsigned int v7776 = v7771 + v18;
-        const bool v7777 = v7776 <= v7775;
-        const bool v7778 = v306 || v7777;
-        const bool v7779 = v7772 && v7778;
-        const unsigned int v7782 = v7771 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7783 = v7782 + v18;
-        const bool v7785 = v7775 < v7783;
-        const bool v7786 = v6112 || v7785;
-        const bool v7787 = v7779 && v7786;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7789 = v7769 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7790 = v7787 ? v7789 : __uint_as_float(0xff800000u);
-        v6072.x[58] = v7790;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7791 = static_cast<unsigned int>(v6072.col(59, iron_linear_thread() & 31u));
-        const unsigned int v7792 = static_cast<unsigned int>(v6072.row(59, iron_linear_thread() & 31u));
-        const float v7793 = v6072.x[59];
-        const unsigned int v7794 = v46 + v7792;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7795 = v5559 + v7791;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7796 = v7795 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7799 = v7794 + v37;
-        const unsigned int v7800 = v7795 + v18;
-        const bool v7801 = v7800 <= v7799;
-        const bool v7802 = v306 || v7801;
-        const bool v7803 = v7796 && v7802;
-        const unsigned int v7806 = v7795 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7807 = v7806 + v18;
-        const bool v7809 = v7799 < v7807;
-        const bool v7810 = v6112 || v7809;
-        const bool v7811 = v7803 && v7810;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7813 = v7793 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7814 = v7811 ? v7813 : __uint_as_float(0xff800000u);
-        v6072.x[59] = v7814;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7815 = static_cast<unsigned int>(v6072.col(60, iron_linear_thread() & 31u));
-        const unsigned int v7816 = static_cast<unsigned int>(v6072.row(60, iron_linear_thread() & 31u));
-        const float v7817 = v6072.x[60];
-        const unsigned int v7818 = v46 + v7816;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7819 = v5559 + v7815;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7820 = v7819 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7823 = v7818 + v37;
-        const unsigned int v7824 = v7819 + v18;
-        const bool v7825 = v7824 <= v7823;
-        const bool v7826 = v306 || v7825;
-        const bool v7827 = v7820 && v7826;
-        const unsigned int v7830 = v7819 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7831 = v7830 + v18;
-        const bool v7833 = v7823 < v7831;
-        const bool v7834 = v6112 || v7833;
-        const bool v7835 = v7827 && v7834;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7837 = v7817 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7838 = v7835 ? v7837 : __uint_as_float(0xff800000u);
-        v6072.x[60] = v7838;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7839 = static_cast<unsigned int>(v6072.col(61, iron_linear_thread() & 31u));
-        const unsigned int v7840 = static_cast<unsigned int>(v6072.row(61, iron_linear_thread() & 31u));
-        const float v7841 = v6072.x[61];
-        const unsigned int v7842 = v46 + v7840;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7843 = v5559 + v7839;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7844 = v7843 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7847 = v7842 + v37;
-        const unsigned int v7848 = v7843 + v18;
-        const bool v7849 = v7848 <= v7847;
-        const bool v7850 = v306 || v7849;
-        const bool v7851 = v7844 && v7850;
-        const unsigned int v7854 = v7843 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7855 = v7854 + v18;
-        const bool v7857 = v7847 < v7855;
-        const bool v7858 = v6112 || v7857;
-        const bool v7859 = v7851 && v7858;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7861 = v7841 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7862 = v7859 ? v7861 : __uint_as_float(0xff800000u);
-        v6072.x[61] = v7862;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7863 = static_cast<unsigned int>(v6072.col(62, iron_linear_thread() & 31u));
-        const unsigned int v7864 = static_cast<unsigned int>(v6072.row(62, iron_linear_thread() & 31u));
-        const float v7865 = v6072.x[62];
-        const unsigned int v7866 = v46 + v7864;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7867 = v5559 + v7863;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7868 = v7867 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7871 = v7866 + v37;
-        const unsigned int v7872 = v7867 + v18;
-        const bool v7873 = v7872 <= v7871;
-        const bool v7874 = v306 || v7873;
-        const bool v7875 = v7868 && v7874;
-        const unsigned int v7878 = v7867 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7879 = v7878 + v18;
-        const bool v7881 = v7871 < v7879;
-        const bool v7882 = v6112 || v7881;
-        const bool v7883 = v7875 && v7882;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7885 = v7865 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7886 = v7883 ? v7885 : __uint_as_float(0xff800000u);
-        v6072.x[62] = v7886;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7887 = static_cast<unsigned int>(v6072.col(63, iron_linear_thread() & 31u));
-        const unsigned int v7888 = static_cast<unsigned int>(v6072.row(63, iron_linear_thread() & 31u));
-        const float v7889 = v6072.x[63];
-        const unsigned int v7890 = v46 + v7888;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7891 = v5559 + v7887;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7892 = v7891 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7895 = v7890 + v37;
-        const unsigned int v7896 = v7891 + v18;
-        const bool v7897 = v7896 <= v7895;
-        const bool v7898 = v306 || v7897;
-        const bool v7899 = v7892 && v7898;
-        const unsigned int v7902 = v7891 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7903 = v7902 + v18;
-        const bool v7905 = v7895 < v7903;
-        const bool v7906 = v6112 || v7905;
-        const bool v7907 = v7899 && v7906;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7909 = v7889 * v325;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7910 = v7907 ? v7909 : __uint_as_float(0xff800000u);
-        v6072.x[63] = v7910;  // kernels/sdpa/flash_tile.hpp:152
+        v5386.x[49] = v6590;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6591 = static_cast<unsigned int>(v5386.col(50, iron_linear_thread() & 31u));
+        const float v6593 = v5386.x[50];
+        const float v6594 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6595 = __float_as_uint(v6594);
+        const bool v6596 = v6591 >= v6595;
+        const float v6597 = v5692.x[2];
+        const unsigned int v6598 = __float_as_uint(v6597);
+        const bool v6599 = v6591 < v6598;
+        const bool v6600 = v6596 && v6599;
+        const float v6602 = v6593 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6603 = v6600 ? v6602 : __uint_as_float(0xff800000u);
+        v5386.x[50] = v6603;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6604 = static_cast<unsigned int>(v5386.col(51, iron_linear_thread() & 31u));
+        const float v6606 = v5386.x[51];
+        const float v6607 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6608 = __float_as_uint(v6607);
+        const bool v6609 = v6604 >= v6608;
+        const float v6610 = v5692.x[2];
+        const unsigned int v6611 = __float_as_uint(v6610);
+        const bool v6612 = v6604 < v6611;
+        const bool v6613 = v6609 && v6612;
+        const float v6615 = v6606 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6616 = v6613 ? v6615 : __uint_as_float(0xff800000u);
+        v5386.x[51] = v6616;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6617 = static_cast<unsigned int>(v5386.col(52, iron_linear_thread() & 31u));
+        const float v6619 = v5386.x[52];
+        const float v6620 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6621 = __float_as_uint(v6620);
+        const bool v6622 = v6617 >= v6621;
+        const float v6623 = v5692.x[0];
+        const unsigned int v6624 = __float_as_uint(v6623);
+        const bool v6625 = v6617 < v6624;
+        const bool v6626 = v6622 && v6625;
+        const float v6628 = v6619 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6629 = v6626 ? v6628 : __uint_as_float(0xff800000u);
+        v5386.x[52] = v6629;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6630 = static_cast<unsigned int>(v5386.col(53, iron_linear_thread() & 31u));
+        const float v6632 = v5386.x[53];
+        const float v6633 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6634 = __float_as_uint(v6633);
+        const bool v6635 = v6630 >= v6634;
+        const float v6636 = v5692.x[0];
+        const unsigned int v6637 = __float_as_uint(v6636);
+        const bool v6638 = v6630 < v6637;
+        const bool v6639 = v6635 && v6638;
+        const float v6641 = v6632 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6642 = v6639 ? v6641 : __uint_as_float(0xff800000u);
+        v5386.x[53] = v6642;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6643 = static_cast<unsigned int>(v5386.col(54, iron_linear_thread() & 31u));
+        const float v6645 = v5386.x[54];
+        const float v6646 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6647 = __float_as_uint(v6646);
+        const bool v6648 = v6643 >= v6647;
+        const float v6649 = v5692.x[2];
+        const unsigned int v6650 = __float_as_uint(v6649);
+        const bool v6651 = v6643 < v6650;
+        const bool v6652 = v6648 && v6651;
+        const float v6654 = v6645 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6655 = v6652 ? v6654 : __uint_as_float(0xff800000u);
+        v5386.x[54] = v6655;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6656 = static_cast<unsigned int>(v5386.col(55, iron_linear_thread() & 31u));
+        const float v6658 = v5386.x[55];
+        const float v6659 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6660 = __float_as_uint(v6659);
+        const bool v6661 = v6656 >= v6660;
+        const float v6662 = v5692.x[2];
+        const unsigned int v6663 = __float_as_uint(v6662);
+        const bool v6664 = v6656 < v6663;
+        const bool v6665 = v6661 && v6664;
+        const float v6667 = v6658 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6668 = v6665 ? v6667 : __uint_as_float(0xff800000u);
+        v5386.x[55] = v6668;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6669 = static_cast<unsigned int>(v5386.col(56, iron_linear_thread() & 31u));
+        const float v6671 = v5386.x[56];
+        const float v6672 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6673 = __float_as_uint(v6672);
+        const bool v6674 = v6669 >= v6673;
+        const float v6675 = v5692.x[0];
+        const unsigned int v6676 = __float_as_uint(v6675);
+        const bool v6677 = v6669 < v6676;
+        const bool v6678 = v6674 && v6677;
+        const float v6680 = v6671 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6681 = v6678 ? v6680 : __uint_as_float(0xff800000u);
+        v5386.x[56] = v6681;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6682 = static_cast<unsigned int>(v5386.col(57, iron_linear_thread() & 31u));
+        const float v6684 = v5386.x[57];
+        const float v6685 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6686 = __float_as_uint(v6685);
+        const bool v6687 = v6682 >= v6686;
+        const float v6688 = v5692.x[0];
+        const unsigned int v6689 = __float_as_uint(v6688);
+        const bool v6690 = v6682 < v6689;
+        const bool v6691 = v6687 && v6690;
+        const float v6693 = v6684 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6694 = v6691 ? v6693 : __uint_as_float(0xff800000u);
+        v5386.x[57] = v6694;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6695 = static_cast<unsigned int>(v5386.col(58, iron_linear_thread() & 31u));
+        const float v6697 = v5386.x[58];
+        const float v6698 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6699 = __float_as_uint(v6698);
+        const bool v6700 = v6695 >= v6699;
+        const float v6701 = v5692.x[2];
+        const unsigned int v6702 = __float_as_uint(v6701);
+        const bool v6703 = v6695 < v6702;
+        const bool v6704 = v6700 && v6703;
+        const float v6706 = v6697 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6707 = v6704 ? v6706 : __uint_as_float(0xff800000u);
+        v5386.x[58] = v6707;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6708 = static_cast<unsigned int>(v5386.col(59, iron_linear_thread() & 31u));
+        const float v6710 = v5386.x[59];
+        const float v6711 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6712 = __float_as_uint(v6711);
+        const bool v6713 = v6708 >= v6712;
+        const float v6714 = v5692.x[2];
+        const unsigned int v6715 = __float_as_uint(v6714);
+        const bool v6716 = v6708 < v6715;
+        const bool v6717 = v6713 && v6716;
+        const float v6719 = v6710 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6720 = v6717 ? v6719 : __uint_as_float(0xff800000u);
+        v5386.x[59] = v6720;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6721 = static_cast<unsigned int>(v5386.col(60, iron_linear_thread() & 31u));
+        const float v6723 = v5386.x[60];
+        const float v6724 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6725 = __float_as_uint(v6724);
+        const bool v6726 = v6721 >= v6725;
+        const float v6727 = v5692.x[0];
+        const unsigned int v6728 = __float_as_uint(v6727);
+        const bool v6729 = v6721 < v6728;
+        const bool v6730 = v6726 && v6729;
+        const float v6732 = v6723 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6733 = v6730 ? v6732 : __uint_as_float(0xff800000u);
+        v5386.x[60] = v6733;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6734 = static_cast<unsigned int>(v5386.col(61, iron_linear_thread() & 31u));
+        const float v6736 = v5386.x[61];
+        const float v6737 = v5690.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6738 = __float_as_uint(v6737);
+        const bool v6739 = v6734 >= v6738;
+        const float v6740 = v5692.x[0];
+        const unsigned int v6741 = __float_as_uint(v6740);
+        const bool v6742 = v6734 < v6741;
+        const bool v6743 = v6739 && v6742;
+        const float v6745 = v6736 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6746 = v6743 ? v6745 : __uint_as_float(0xff800000u);
+        v5386.x[61] = v6746;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6747 = static_cast<unsigned int>(v5386.col(62, iron_linear_thread() & 31u));
+        const float v6749 = v5386.x[62];
+        const float v6750 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6751 = __float_as_uint(v6750);
+        const bool v6752 = v6747 >= v6751;
+        const float v6753 = v5692.x[2];
+        const unsigned int v6754 = __float_as_uint(v6753);
+        const bool v6755 = v6747 < v6754;
+        const bool v6756 = v6752 && v6755;
+        const float v6758 = v6749 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6759 = v6756 ? v6758 : __uint_as_float(0xff800000u);
+        v5386.x[62] = v6759;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6760 = static_cast<unsigned int>(v5386.col(63, iron_linear_thread() & 31u));
+        const float v6762 = v5386.x[63];
+        const float v6763 = v5690.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6764 = __float_as_uint(v6763);
+        const bool v6765 = v6760 >= v6764;
+        const float v6766 = v5692.x[2];
+        const unsigned int v6767 = __float_as_uint(v6766);
+        const bool v6768 = v6760 < v6767;
+        const bool v6769 = v6765 && v6768;
+        const float v6771 = v6762 * v325;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6772 = v6769 ? v6771 : __uint_as_float(0xff800000u);
+        v5386.x[63] = v6772;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v7912;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v7912, 0.0f);
-      iron_frag<float, 2, 16, 8> v7914;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v7914, 0.0f);
-      iron_frag_row_reduce<false>(v7914, v6072);
-      const float v7918 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7919 = v7914.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7920 = fmaxf(v7918, v7919);
-      const bool v7923 = v7920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7924 = v7923 ? 0.0f : v7920;
-      const float v7925 = v7918 - v7924;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7926 = iron_exp2_approx(v7925);
-      v7912.x[0] = v7926;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7930 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7931 = v7914.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7932 = fmaxf(v7930, v7931);
-      const bool v7935 = v7932 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7936 = v7935 ? 0.0f : v7932;
-      const float v7937 = v7930 - v7936;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7938 = iron_exp2_approx(v7937);
-      v7912.x[1] = v7938;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7942 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7943 = v7914.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7944 = fmaxf(v7942, v7943);
-      const bool v7947 = v7944 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7948 = v7947 ? 0.0f : v7944;
-      const float v7949 = v7942 - v7948;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7950 = iron_exp2_approx(v7949);
-      v7912.x[2] = v7950;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7954 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7955 = v7914.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7956 = fmaxf(v7954, v7955);
-      const bool v7959 = v7956 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7960 = v7959 ? 0.0f : v7956;
-      const float v7961 = v7954 - v7960;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7962 = iron_exp2_approx(v7961);
-      v7912.x[3] = v7962;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7965 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v7966 = v7914.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7967 = fmaxf(v7965, v7966);
-      v327.x[0] = v7967;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7970 = v327.x[1];
-      const float v7971 = v7914.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7972 = fmaxf(v7970, v7971);
-      v327.x[1] = v7972;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7975 = v327.x[2];
-      const float v7976 = v7914.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7977 = fmaxf(v7975, v7976);
-      v327.x[2] = v7977;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7980 = v327.x[3];
-      const float v7981 = v7914.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7982 = fmaxf(v7980, v7981);
-      v327.x[3] = v7982;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7985 = v6072.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v7986 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7989 = v7986 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7990 = v7989 ? 0.0f : v7986;
-      const float v7991 = v7985 - v7990;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7992 = iron_exp2_approx(v7991);
-      v6072.x[0] = v7992;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7995 = v6072.x[1];
-      const float v7996 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7999 = v7996 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8000 = v7999 ? 0.0f : v7996;
-      const float v8001 = v7995 - v8000;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8002 = iron_exp2_approx(v8001);
-      v6072.x[1] = v8002;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8005 = v6072.x[2];
-      const float v8006 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8009 = v8006 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8010 = v8009 ? 0.0f : v8006;
-      const float v8011 = v8005 - v8010;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8012 = iron_exp2_approx(v8011);
-      v6072.x[2] = v8012;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8015 = v6072.x[3];
-      const float v8016 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8019 = v8016 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8020 = v8019 ? 0.0f : v8016;
-      const float v8021 = v8015 - v8020;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8022 = iron_exp2_approx(v8021);
-      v6072.x[3] = v8022;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8025 = v6072.x[4];
-      const float v8026 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8029 = v8026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8030 = v8029 ? 0.0f : v8026;
-      const float v8031 = v8025 - v8030;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8032 = iron_exp2_approx(v8031);
-      v6072.x[4] = v8032;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8035 = v6072.x[5];
-      const float v8036 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8039 = v8036 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8040 = v8039 ? 0.0f : v8036;
-      const float v8041 = v8035 - v8040;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8042 = iron_exp2_approx(v8041);
-      v6072.x[5] = v8042;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8045 = v6072.x[6];
-      const float v8046 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8049 = v8046 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8050 = v8049 ? 0.0f : v8046;
-      const float v8051 = v8045 - v8050;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8052 = iron_exp2_approx(v8051);
-      v6072.x[6] = v8052;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8055 = v6072.x[7];
-      const float v8056 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8059 = v8056 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8060 = v8059 ? 0.0f : v8056;
-      const float v8061 = v8055 - v8060;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8062 = iron_exp2_approx(v8061);
-      v6072.x[7] = v8062;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8065 = v6072.x[8];
-      const float v8066 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8069 = v8066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8070 = v8069 ? 0.0f : v8066;
-      const float v8071 = v8065 - v8070;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8072 = iron_exp2_approx(v8071);
-      v6072.x[8] = v8072;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8075 = v6072.x[9];
-      const float v8076 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8079 = v8076 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8080 = v8079 ? 0.0f : v8076;
-      const float v8081 = v8075 - v8080;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8082 = iron_exp2_approx(v8081);
-      v6072.x[9] = v8082;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8085 = v6072.x[10];
-      const float v8086 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8089 = v8086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8090 = v8089 ? 0.0f : v8086;
-      const float v8091 = v8085 - v8090;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8092 = iron_exp2_approx(v8091);
-      v6072.x[10] = v8092;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8095 = v6072.x[11];
-      const float v8096 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8099 = v8096 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8100 = v8099 ? 0.0f : v8096;
-      const float v8101 = v8095 - v8100;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8102 = iron_exp2_approx(v8101);
-      v6072.x[11] = v8102;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8105 = v6072.x[12];
-      const float v8106 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8109 = v8106 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8110 = v8109 ? 0.0f : v8106;
-      const float v8111 = v8105 - v8110;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8112 = iron_exp2_approx(v8111);
-      v6072.x[12] = v8112;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8115 = v6072.x[13];
-      const float v8116 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8119 = v8116 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8120 = v8119 ? 0.0f : v8116;
-      const float v8121 = v8115 - v8120;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8122 = iron_exp2_approx(v8121);
-      v6072.x[13] = v8122;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8125 = v6072.x[14];
-      const float v8126 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8129 = v8126 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8130 = v8129 ? 0.0f : v8126;
-      const float v8131 = v8125 - v8130;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8132 = iron_exp2_approx(v8131);
-      v6072.x[14] = v8132;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8135 = v6072.x[15];
-      const float v8136 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8139 = v8136 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8140 = v8139 ? 0.0f : v8136;
-      const float v8141 = v8135 - v8140;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8142 = iron_exp2_approx(v8141);
-      v6072.x[15] = v8142;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8145 = v6072.x[16];
-      const float v8146 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8149 = v8146 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8150 = v8149 ? 0.0f : v8146;
-      const float v8151 = v8145 - v8150;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8152 = iron_exp2_approx(v8151);
-      v6072.x[16] = v8152;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8155 = v6072.x[17];
-      const float v8156 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8159 = v8156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8160 = v8159 ? 0.0f : v8156;
-      const float v8161 = v8155 - v8160;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8162 = iron_exp2_approx(v8161);
-      v6072.x[17] = v8162;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8165 = v6072.x[18];
-      const float v8166 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8169 = v8166 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8170 = v8169 ? 0.0f : v8166;
-      const float v8171 = v8165 - v8170;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8172 = iron_exp2_approx(v8171);
-      v6072.x[18] = v8172;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8175 = v6072.x[19];
-      const float v8176 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8179 = v8176 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8180 = v8179 ? 0.0f : v8176;
-      const float v8181 = v8175 - v8180;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8182 = iron_exp2_approx(v8181);
-      v6072.x[19] = v8182;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8185 = v6072.x[20];
-      const float v8186 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8189 = v8186 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8190 = v8189 ? 0.0f : v8186;
-      const float v8191 = v8185 - v8190;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8192 = iron_exp2_approx(v8191);
-      v6072.x[20] = v8192;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8195 = v6072.x[21];
-      const float v8196 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8199 = v8196 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8200 = v8199 ? 0.0f : v8196;
-      const float v8201 = v8195 - v8200;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8202 = iron_exp2_approx(v8201);
-      v6072.x[21] = v8202;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8205 = v6072.x[22];
-      const float v8206 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8209 = v8206 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8210 = v8209 ? 0.0f : v8206;
-      const float v8211 = v8205 - v8210;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8212 = iron_exp2_approx(v8211);
-      v6072.x[22] = v8212;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8215 = v6072.x[23];
-      const float v8216 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8219 = v8216 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8220 = v8219 ? 0.0f : v8216;
-      const float v8221 = v8215 - v8220;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8222 = iron_exp2_approx(v8221);
-      v6072.x[23] = v8222;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8225 = v6072.x[24];
-      const float v8226 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8229 = v8226 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8230 = v8229 ? 0.0f : v8226;
-      const float v8231 = v8225 - v8230;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8232 = iron_exp2_approx(v8231);
-      v6072.x[24] = v8232;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8235 = v6072.x[25];
-      const float v8236 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8239 = v8236 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8240 = v8239 ? 0.0f : v8236;
-      const float v8241 = v8235 - v8240;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8242 = iron_exp2_approx(v8241);
-      v6072.x[25] = v8242;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8245 = v6072.x[26];
-      const float v8246 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8249 = v8246 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8250 = v8249 ? 0.0f : v8246;
-      const float v8251 = v8245 - v8250;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8252 = iron_exp2_approx(v8251);
-      v6072.x[26] = v8252;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8255 = v6072.x[27];
-      const float v8256 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8259 = v8256 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8260 = v8259 ? 0.0f : v8256;
-      const float v8261 = v8255 - v8260;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8262 = iron_exp2_approx(v8261);
-      v6072.x[27] = v8262;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8265 = v6072.x[28];
-      const float v8266 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8269 = v8266 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8270 = v8269 ? 0.0f : v8266;
-      const float v8271 = v8265 - v8270;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8272 = iron_exp2_approx(v8271);
-      v6072.x[28] = v8272;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8275 = v6072.x[29];
-      const float v8276 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8279 = v8276 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8280 = v8279 ? 0.0f : v8276;
-      const float v8281 = v8275 - v8280;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8282 = iron_exp2_approx(v8281);
-      v6072.x[29] = v8282;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8285 = v6072.x[30];
-      const float v8286 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8289 = v8286 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8290 = v8289 ? 0.0f : v8286;
-      const float v8291 = v8285 - v8290;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8292 = iron_exp2_approx(v8291);
-      v6072.x[30] = v8292;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8295 = v6072.x[31];
-      const float v8296 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8299 = v8296 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8300 = v8299 ? 0.0f : v8296;
-      const float v8301 = v8295 - v8300;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8302 = iron_exp2_approx(v8301);
-      v6072.x[31] = v8302;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8305 = v6072.x[32];
-      const float v8306 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8309 = v8306 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8310 = v8309 ? 0.0f : v8306;
-      const float v8311 = v8305 - v8310;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8312 = iron_exp2_approx(v8311);
-      v6072.x[32] = v8312;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8315 = v6072.x[33];
-      const float v8316 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8319 = v8316 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8320 = v8319 ? 0.0f : v8316;
-      const float v8321 = v8315 - v8320;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8322 = iron_exp2_approx(v8321);
-      v6072.x[33] = v8322;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8325 = v6072.x[34];
-      const float v8326 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8329 = v8326 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8330 = v8329 ? 0.0f : v8326;
-      const float v8331 = v8325 - v8330;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8332 = iron_exp2_approx(v8331);
-      v6072.x[34] = v8332;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8335 = v6072.x[35];
-      const float v8336 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8339 = v8336 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8340 = v8339 ? 0.0f : v8336;
-      const float v8341 = v8335 - v8340;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8342 = iron_exp2_approx(v8341);
-      v6072.x[35] = v8342;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8345 = v6072.x[36];
-      const float v8346 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8349 = v8346 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8350 = v8349 ? 0.0f : v8346;
-      const float v8351 = v8345 - v8350;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8352 = iron_exp2_approx(v8351);
-      v6072.x[36] = v8352;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8355 = v6072.x[37];
-      const float v8356 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8359 = v8356 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8360 = v8359 ? 0.0f : v8356;
-      const float v8361 = v8355 - v8360;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8362 = iron_exp2_approx(v8361);
-      v6072.x[37] = v8362;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8365 = v6072.x[38];
-      const float v8366 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8369 = v8366 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8370 = v8369 ? 0.0f : v8366;
-      const float v8371 = v8365 - v8370;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8372 = iron_exp2_approx(v8371);
-      v6072.x[38] = v8372;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8375 = v6072.x[39];
-      const float v8376 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8379 = v8376 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8380 = v8379 ? 0.0f : v8376;
-      const float v8381 = v8375 - v8380;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8382 = iron_exp2_approx(v8381);
-      v6072.x[39] = v8382;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8385 = v6072.x[40];
-      const float v8386 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8389 = v8386 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8390 = v8389 ? 0.0f : v8386;
-      const float v8391 = v8385 - v8390;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8392 = iron_exp2_approx(v8391);
-      v6072.x[40] = v8392;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8395 = v6072.x[41];
-      const float v8396 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8399 = v8396 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8400 = v8399 ? 0.0f : v8396;
-      const float v8401 = v8395 - v8400;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8402 = iron_exp2_approx(v8401);
-      v6072.x[41] = v8402;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8405 = v6072.x[42];
-      const float v8406 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8409 = v8406 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8410 = v8409 ? 0.0f : v8406;
-      const float v8411 = v8405 - v8410;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8412 = iron_exp2_approx(v8411);
-      v6072.x[42] = v8412;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8415 = v6072.x[43];
-      const float v8416 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8419 = v8416 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8420 = v8419 ? 0.0f : v8416;
-      const float v8421 = v8415 - v8420;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8422 = iron_exp2_approx(v8421);
-      v6072.x[43] = v8422;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8425 = v6072.x[44];
-      const float v8426 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8429 = v8426 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8430 = v8429 ? 0.0f : v8426;
-      const float v8431 = v8425 - v8430;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8432 = iron_exp2_approx(v8431);
-      v6072.x[44] = v8432;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8435 = v6072.x[45];
-      const float v8436 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8439 = v8436 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8440 = v8439 ? 0.0f : v8436;
-      const float v8441 = v8435 - v8440;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8442 = iron_exp2_approx(v8441);
-      v6072.x[45] = v8442;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8445 = v6072.x[46];
-      const float v8446 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8449 = v8446 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8450 = v8449 ? 0.0f : v8446;
-      const float v8451 = v8445 - v8450;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8452 = iron_exp2_approx(v8451);
-      v6072.x[46] = v8452;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8455 = v6072.x[47];
-      const float v8456 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8459 = v8456 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8460 = v8459 ? 0.0f : v8456;
-      const float v8461 = v8455 - v8460;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8462 = iron_exp2_approx(v8461);
-      v6072.x[47] = v8462;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8465 = v6072.x[48];
-      const float v8466 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8469 = v8466 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8470 = v8469 ? 0.0f : v8466;
-      const float v8471 = v8465 - v8470;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8472 = iron_exp2_approx(v8471);
-      v6072.x[48] = v8472;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8475 = v6072.x[49];
-      const float v8476 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8479 = v8476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8480 = v8479 ? 0.0f : v8476;
-      const float v8481 = v8475 - v8480;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8482 = iron_exp2_approx(v8481);
-      v6072.x[49] = v8482;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8485 = v6072.x[50];
-      const float v8486 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8489 = v8486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8490 = v8489 ? 0.0f : v8486;
-      const float v8491 = v8485 - v8490;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8492 = iron_exp2_approx(v8491);
-      v6072.x[50] = v8492;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8495 = v6072.x[51];
-      const float v8496 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8499 = v8496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8500 = v8499 ? 0.0f : v8496;
-      const float v8501 = v8495 - v8500;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8502 = iron_exp2_approx(v8501);
-      v6072.x[51] = v8502;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8505 = v6072.x[52];
-      const float v8506 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8509 = v8506 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8510 = v8509 ? 0.0f : v8506;
-      const float v8511 = v8505 - v8510;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8512 = iron_exp2_approx(v8511);
-      v6072.x[52] = v8512;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8515 = v6072.x[53];
-      const float v8516 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8519 = v8516 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8520 = v8519 ? 0.0f : v8516;
-      const float v8521 = v8515 - v8520;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8522 = iron_exp2_approx(v8521);
-      v6072.x[53] = v8522;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8525 = v6072.x[54];
-      const float v8526 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8529 = v8526 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8530 = v8529 ? 0.0f : v8526;
-      const float v8531 = v8525 - v8530;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8532 = iron_exp2_approx(v8531);
-      v6072.x[54] = v8532;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8535 = v6072.x[55];
-      const float v8536 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8539 = v8536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8540 = v8539 ? 0.0f : v8536;
-      const float v8541 = v8535 - v8540;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8542 = iron_exp2_approx(v8541);
-      v6072.x[55] = v8542;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8545 = v6072.x[56];
-      const float v8546 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8549 = v8546 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8550 = v8549 ? 0.0f : v8546;
-      const float v8551 = v8545 - v8550;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8552 = iron_exp2_approx(v8551);
-      v6072.x[56] = v8552;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8555 = v6072.x[57];
-      const float v8556 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8559 = v8556 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8560 = v8559 ? 0.0f : v8556;
-      const float v8561 = v8555 - v8560;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8562 = iron_exp2_approx(v8561);
-      v6072.x[57] = v8562;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8565 = v6072.x[58];
-      const float v8566 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8569 = v8566 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8570 = v8569 ? 0.0f : v8566;
-      const float v8571 = v8565 - v8570;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8572 = iron_exp2_approx(v8571);
-      v6072.x[58] = v8572;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8575 = v6072.x[59];
-      const float v8576 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8579 = v8576 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8580 = v8579 ? 0.0f : v8576;
-      const float v8581 = v8575 - v8580;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8582 = iron_exp2_approx(v8581);
-      v6072.x[59] = v8582;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8585 = v6072.x[60];
-      const float v8586 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8589 = v8586 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8590 = v8589 ? 0.0f : v8586;
-      const float v8591 = v8585 - v8590;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8592 = iron_exp2_approx(v8591);
-      v6072.x[60] = v8592;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8595 = v6072.x[61];
-      const float v8596 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8599 = v8596 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8600 = v8599 ? 0.0f : v8596;
-      const float v8601 = v8595 - v8600;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8602 = iron_exp2_approx(v8601);
-      v6072.x[61] = v8602;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8605 = v6072.x[62];
-      const float v8606 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8609 = v8606 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8610 = v8609 ? 0.0f : v8606;
-      const float v8611 = v8605 - v8610;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8612 = iron_exp2_approx(v8611);
-      v6072.x[62] = v8612;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8615 = v6072.x[63];
-      const float v8616 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8619 = v8616 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8620 = v8619 ? 0.0f : v8616;
-      const float v8621 = v8615 - v8620;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8622 = iron_exp2_approx(v8621);
-      v6072.x[63] = v8622;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v8624;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v8624, 0.0f);
-      iron_frag_row_reduce<true>(v8624, v6072);
-      const float v8627 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8628 = v8624.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8629 = v7912.x[0];
-      const float v8630 = v8627 * v8629;
-      const float v8631 = v8630 + v8628;
-      v329.x[0] = v8631;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8634 = v329.x[1];
-      const float v8635 = v8624.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8636 = v7912.x[1];
-      const float v8637 = v8634 * v8636;
-      const float v8638 = v8637 + v8635;
-      v329.x[1] = v8638;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8641 = v329.x[2];
-      const float v8642 = v8624.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8643 = v7912.x[2];
-      const float v8644 = v8641 * v8643;
-      const float v8645 = v8644 + v8642;
-      v329.x[2] = v8645;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8648 = v329.x[3];
-      const float v8649 = v8624.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8650 = v7912.x[3];
-      const float v8651 = v8648 * v8650;
-      const float v8652 = v8651 + v8649;
-      v329.x[3] = v8652;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8655 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8656 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8657 = v8655 * v8656;
-      v331.x[0] = v8657;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8660 = v331.x[1];
-      const float v8661 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8662 = v8660 * v8661;
-      v331.x[1] = v8662;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8665 = v331.x[2];
-      const float v8666 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8667 = v8665 * v8666;
-      v331.x[2] = v8667;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8670 = v331.x[3];
-      const float v8671 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8672 = v8670 * v8671;
-      v331.x[3] = v8672;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8675 = v331.x[4];
-      const float v8676 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8677 = v8675 * v8676;
-      v331.x[4] = v8677;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8680 = v331.x[5];
-      const float v8681 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8682 = v8680 * v8681;
-      v331.x[5] = v8682;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8685 = v331.x[6];
-      const float v8686 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8687 = v8685 * v8686;
-      v331.x[6] = v8687;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8690 = v331.x[7];
-      const float v8691 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8692 = v8690 * v8691;
-      v331.x[7] = v8692;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8695 = v331.x[8];
-      const float v8696 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8697 = v8695 * v8696;
-      v331.x[8] = v8697;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8700 = v331.x[9];
-      const float v8701 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8702 = v8700 * v8701;
-      v331.x[9] = v8702;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8705 = v331.x[10];
-      const float v8706 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8707 = v8705 * v8706;
-      v331.x[10] = v8707;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8710 = v331.x[11];
-      const float v8711 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8712 = v8710 * v8711;
-      v331.x[11] = v8712;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8715 = v331.x[12];
-      const float v8716 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8717 = v8715 * v8716;
-      v331.x[12] = v8717;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8720 = v331.x[13];
-      const float v8721 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8722 = v8720 * v8721;
-      v331.x[13] = v8722;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8725 = v331.x[14];
-      const float v8726 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8727 = v8725 * v8726;
-      v331.x[14] = v8727;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8730 = v331.x[15];
-      const float v8731 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8732 = v8730 * v8731;
-      v331.x[15] = v8732;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8735 = v331.x[16];
-      const float v8736 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8737 = v8735 * v8736;
-      v331.x[16] = v8737;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8740 = v331.x[17];
-      const float v8741 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8742 = v8740 * v8741;
-      v331.x[17] = v8742;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8745 = v331.x[18];
-      const float v8746 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8747 = v8745 * v8746;
-      v331.x[18] = v8747;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8750 = v331.x[19];
-      const float v8751 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8752 = v8750 * v8751;
-      v331.x[19] = v8752;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8755 = v331.x[20];
-      const float v8756 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8757 = v8755 * v8756;
-      v331.x[20] = v8757;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8760 = v331.x[21];
-      const float v8761 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8762 = v8760 * v8761;
-      v331.x[21] = v8762;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8765 = v331.x[22];
-      const float v8766 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8767 = v8765 * v8766;
-      v331.x[22] = v8767;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8770 = v331.x[23];
-      const float v8771 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8772 = v8770 * v8771;
-      v331.x[23] = v8772;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8775 = v331.x[24];
-      const float v8776 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8777 = v8775 * v8776;
-      v331.x[24] = v8777;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8780 = v331.x[25];
-      const float v8781 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8782 = v8780 * v8781;
-      v331.x[25] = v8782;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8785 = v331.x[26];
-      const float v8786 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8787 = v8785 * v8786;
-      v331.x[26] = v8787;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8790 = v331.x[27];
-      const float v8791 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8792 = v8790 * v8791;
-      v331.x[27] = v8792;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8795 = v331.x[28];
-      const float v8796 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8797 = v8795 * v8796;
-      v331.x[28] = v8797;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8800 = v331.x[29];
-      const float v8801 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8802 = v8800 * v8801;
-      v331.x[29] = v8802;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8805 = v331.x[30];
-      const float v8806 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8807 = v8805 * v8806;
-      v331.x[30] = v8807;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8810 = v331.x[31];
-      const float v8811 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8812 = v8810 * v8811;
-      v331.x[31] = v8812;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8815 = v333.x[0];
-      const float v8816 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8817 = v8815 * v8816;
-      v333.x[0] = v8817;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8820 = v333.x[1];
-      const float v8821 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8822 = v8820 * v8821;
-      v333.x[1] = v8822;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8825 = v333.x[2];
-      const float v8826 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8827 = v8825 * v8826;
-      v333.x[2] = v8827;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8830 = v333.x[3];
-      const float v8831 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8832 = v8830 * v8831;
-      v333.x[3] = v8832;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8835 = v333.x[4];
-      const float v8836 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8837 = v8835 * v8836;
-      v333.x[4] = v8837;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8840 = v333.x[5];
-      const float v8841 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8842 = v8840 * v8841;
-      v333.x[5] = v8842;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8845 = v333.x[6];
-      const float v8846 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8847 = v8845 * v8846;
-      v333.x[6] = v8847;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8850 = v333.x[7];
-      const float v8851 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8852 = v8850 * v8851;
-      v333.x[7] = v8852;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8855 = v333.x[8];
-      const float v8856 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8857 = v8855 * v8856;
-      v333.x[8] = v8857;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8860 = v333.x[9];
-      const float v8861 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8862 = v8860 * v8861;
-      v333.x[9] = v8862;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8865 = v333.x[10];
-      const float v8866 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8867 = v8865 * v8866;
-      v333.x[10] = v8867;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8870 = v333.x[11];
-      const float v8871 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8872 = v8870 * v8871;
-      v333.x[11] = v8872;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8875 = v333.x[12];
-      const float v8876 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8877 = v8875 * v8876;
-      v333.x[12] = v8877;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8880 = v333.x[13];
-      const float v8881 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8882 = v8880 * v8881;
-      v333.x[13] = v8882;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8885 = v333.x[14];
-      const float v8886 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8887 = v8885 * v8886;
-      v333.x[14] = v8887;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8890 = v333.x[15];
-      const float v8891 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8892 = v8890 * v8891;
-      v333.x[15] = v8892;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8895 = v333.x[16];
-      const float v8896 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8897 = v8895 * v8896;
-      v333.x[16] = v8897;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8900 = v333.x[17];
-      const float v8901 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8902 = v8900 * v8901;
-      v333.x[17] = v8902;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8905 = v333.x[18];
-      const float v8906 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8907 = v8905 * v8906;
-      v333.x[18] = v8907;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8910 = v333.x[19];
-      const float v8911 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8912 = v8910 * v8911;
-      v333.x[19] = v8912;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8915 = v333.x[20];
-      const float v8916 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8917 = v8915 * v8916;
-      v333.x[20] = v8917;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8920 = v333.x[21];
-      const float v8921 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8922 = v8920 * v8921;
-      v333.x[21] = v8922;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8925 = v333.x[22];
-      const float v8926 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8927 = v8925 * v8926;
-      v333.x[22] = v8927;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8930 = v333.x[23];
-      const float v8931 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8932 = v8930 * v8931;
-      v333.x[23] = v8932;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8935 = v333.x[24];
-      const float v8936 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8937 = v8935 * v8936;
-      v333.x[24] = v8937;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8940 = v333.x[25];
-      const float v8941 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8942 = v8940 * v8941;
-      v333.x[25] = v8942;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8945 = v333.x[26];
-      const float v8946 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8947 = v8945 * v8946;
-      v333.x[26] = v8947;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8950 = v333.x[27];
-      const float v8951 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8952 = v8950 * v8951;
-      v333.x[27] = v8952;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8955 = v333.x[28];
-      const float v8956 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8957 = v8955 * v8956;
-      v333.x[28] = v8957;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8960 = v333.x[29];
-      const float v8961 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8962 = v8960 * v8961;
-      v333.x[29] = v8962;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8965 = v333.x[30];
-      const float v8966 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8967 = v8965 * v8966;
-      v333.x[30] = v8967;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8970 = v333.x[31];
-      const float v8971 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8972 = v8970 * v8971;
-      v333.x[31] = v8972;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 128> v8974;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v8974, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8974, v6072);
-      iron_frag_store<false>(v8974, shm3, v8981, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v6774;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v6774, 0.0f);
+      iron_frag<float, 2, 16, 8> v6776;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v6776, 0.0f);
+      iron_frag_row_reduce<false>(v6776, v5386);
+      iron_frag<float, 2, 16, 8> v6778;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v6778, 0.0f);
+      const float v6782 = v6776.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6783 = v327.x[0];
+      const float v6784 = fmaxf(v6783, v6782);
+      const bool v6787 = v6784 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6788 = v6787 ? 0.0f : v6784;
+      v6778.x[0] = v6788;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6792 = v6776.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6793 = v327.x[1];
+      const float v6794 = fmaxf(v6793, v6792);
+      const bool v6797 = v6794 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6798 = v6797 ? 0.0f : v6794;
+      v6778.x[1] = v6798;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6802 = v6776.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6803 = v327.x[2];
+      const float v6804 = fmaxf(v6803, v6802);
+      const bool v6807 = v6804 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6808 = v6807 ? 0.0f : v6804;
+      v6778.x[2] = v6808;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6812 = v6776.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v6813 = v327.x[3];
+      const float v6814 = fmaxf(v6813, v6812);
+      const bool v6817 = v6814 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v6818 = v6817 ? 0.0f : v6814;
+      v6778.x[3] = v6818;  // kernels/sdpa/flash_tile.hpp:210
+      const float v6822 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6824 = v6783 - v6822;
+      const float v6825 = iron_exp2_approx(v6824);
+      v6774.x[0] = v6825;  // kernels/sdpa/flash_tile.hpp:213
+      const float v6829 = v6778.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6831 = v6793 - v6829;
+      const float v6832 = iron_exp2_approx(v6831);
+      v6774.x[1] = v6832;  // kernels/sdpa/flash_tile.hpp:213
+      const float v6836 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6838 = v6803 - v6836;
+      const float v6839 = iron_exp2_approx(v6838);
+      v6774.x[2] = v6839;  // kernels/sdpa/flash_tile.hpp:213
+      const float v6843 = v6778.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v6845 = v6813 - v6843;
+      const float v6846 = iron_exp2_approx(v6845);
+      v6774.x[3] = v6846;  // kernels/sdpa/flash_tile.hpp:213
+      v327.x[0] = v6784;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6854 = v327.x[1];
+      const float v6856 = fmaxf(v6854, v6792);  // kernels/sdpa/flash_tile.hpp:217
+      v327.x[1] = v6856;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6859 = v327.x[2];
+      const float v6861 = fmaxf(v6859, v6802);  // kernels/sdpa/flash_tile.hpp:217
+      v327.x[2] = v6861;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6864 = v327.x[3];
+      const float v6866 = fmaxf(v6864, v6812);  // kernels/sdpa/flash_tile.hpp:217
+      v327.x[3] = v6866;  // kernels/sdpa/flash_tile.hpp:216
+      const float v6869 = v5386.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v6870 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6871 = v6869 - v6870;
+      const float v6872 = iron_exp2_approx(v6871);
+      v5386.x[0] = v6872;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6875 = v5386.x[1];
+      const float v6876 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6877 = v6875 - v6876;
+      const float v6878 = iron_exp2_approx(v6877);
+      v5386.x[1] = v6878;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6881 = v5386.x[2];
+      const float v6882 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6883 = v6881 - v6882;
+      const float v6884 = iron_exp2_approx(v6883);
+      v5386.x[2] = v6884;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6887 = v5386.x[3];
+      const float v6888 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6889 = v6887 - v6888;
+      const float v6890 = iron_exp2_approx(v6889);
+      v5386.x[3] = v6890;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6893 = v5386.x[4];
+      const float v6894 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6895 = v6893 - v6894;
+      const float v6896 = iron_exp2_approx(v6895);
+      v5386.x[4] = v6896;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6899 = v5386.x[5];
+      const float v6900 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6901 = v6899 - v6900;
+      const float v6902 = iron_exp2_approx(v6901);
+      v5386.x[5] = v6902;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6905 = v5386.x[6];
+      const float v6906 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6907 = v6905 - v6906;
+      const float v6908 = iron_exp2_approx(v6907);
+      v5386.x[6] = v6908;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6911 = v5386.x[7];
+      const float v6912 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6913 = v6911 - v6912;
+      const float v6914 = iron_exp2_approx(v6913);
+      v5386.x[7] = v6914;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6917 = v5386.x[8];
+      const float v6918 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6919 = v6917 - v6918;
+      const float v6920 = iron_exp2_approx(v6919);
+      v5386.x[8] = v6920;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6923 = v5386.x[9];
+      const float v6924 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6925 = v6923 - v6924;
+      const float v6926 = iron_exp2_approx(v6925);
+      v5386.x[9] = v6926;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6929 = v5386.x[10];
+      const float v6930 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6931 = v6929 - v6930;
+      const float v6932 = iron_exp2_approx(v6931);
+      v5386.x[10] = v6932;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6935 = v5386.x[11];
+      const float v6936 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6937 = v6935 - v6936;
+      const float v6938 = iron_exp2_approx(v6937);
+      v5386.x[11] = v6938;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6941 = v5386.x[12];
+      const float v6942 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6943 = v6941 - v6942;
+      const float v6944 = iron_exp2_approx(v6943);
+      v5386.x[12] = v6944;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6947 = v5386.x[13];
+      const float v6948 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6949 = v6947 - v6948;
+      const float v6950 = iron_exp2_approx(v6949);
+      v5386.x[13] = v6950;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6953 = v5386.x[14];
+      const float v6954 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6955 = v6953 - v6954;
+      const float v6956 = iron_exp2_approx(v6955);
+      v5386.x[14] = v6956;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6959 = v5386.x[15];
+      const float v6960 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6961 = v6959 - v6960;
+      const float v6962 = iron_exp2_approx(v6961);
+      v5386.x[15] = v6962;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6965 = v5386.x[16];
+      const float v6966 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6967 = v6965 - v6966;
+      const float v6968 = iron_exp2_approx(v6967);
+      v5386.x[16] = v6968;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6971 = v5386.x[17];
+      const float v6972 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6973 = v6971 - v6972;
+      const float v6974 = iron_exp2_approx(v6973);
+      v5386.x[17] = v6974;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6977 = v5386.x[18];
+      const float v6978 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6979 = v6977 - v6978;
+      const float v6980 = iron_exp2_approx(v6979);
+      v5386.x[18] = v6980;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6983 = v5386.x[19];
+      const float v6984 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6985 = v6983 - v6984;
+      const float v6986 = iron_exp2_approx(v6985);
+      v5386.x[19] = v6986;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6989 = v5386.x[20];
+      const float v6990 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6991 = v6989 - v6990;
+      const float v6992 = iron_exp2_approx(v6991);
+      v5386.x[20] = v6992;  // kernels/sdpa/flash_tile.hpp:219
+      const float v6995 = v5386.x[21];
+      const float v6996 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v6997 = v6995 - v6996;
+      const float v6998 = iron_exp2_approx(v6997);
+      v5386.x[21] = v6998;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7001 = v5386.x[22];
+      const float v7002 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7003 = v7001 - v7002;
+      const float v7004 = iron_exp2_approx(v7003);
+      v5386.x[22] = v7004;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7007 = v5386.x[23];
+      const float v7008 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7009 = v7007 - v7008;
+      const float v7010 = iron_exp2_approx(v7009);
+      v5386.x[23] = v7010;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7013 = v5386.x[24];
+      const float v7014 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7015 = v7013 - v7014;
+      const float v7016 = iron_exp2_approx(v7015);
+      v5386.x[24] = v7016;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7019 = v5386.x[25];
+      const float v7020 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7021 = v7019 - v7020;
+      const float v7022 = iron_exp2_approx(v7021);
+      v5386.x[25] = v7022;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7025 = v5386.x[26];
+      const float v7026 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7027 = v7025 - v7026;
+      const float v7028 = iron_exp2_approx(v7027);
+      v5386.x[26] = v7028;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7031 = v5386.x[27];
+      const float v7032 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7033 = v7031 - v7032;
+      const float v7034 = iron_exp2_approx(v7033);
+      v5386.x[27] = v7034;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7037 = v5386.x[28];
+      const float v7038 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7039 = v7037 - v7038;
+      const float v7040 = iron_exp2_approx(v7039);
+      v5386.x[28] = v7040;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7043 = v5386.x[29];
+      const float v7044 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7045 = v7043 - v7044;
+      const float v7046 = iron_exp2_approx(v7045);
+      v5386.x[29] = v7046;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7049 = v5386.x[30];
+      const float v7050 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7051 = v7049 - v7050;
+      const float v7052 = iron_exp2_approx(v7051);
+      v5386.x[30] = v7052;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7055 = v5386.x[31];
+      const float v7056 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7057 = v7055 - v7056;
+      const float v7058 = iron_exp2_approx(v7057);
+      v5386.x[31] = v7058;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7061 = v5386.x[32];
+      const float v7062 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7063 = v7061 - v7062;
+      const float v7064 = iron_exp2_approx(v7063);
+      v5386.x[32] = v7064;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7067 = v5386.x[33];
+      const float v7068 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7069 = v7067 - v7068;
+      const float v7070 = iron_exp2_approx(v7069);
+      v5386.x[33] = v7070;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7073 = v5386.x[34];
+      const float v7074 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7075 = v7073 - v7074;
+      const float v7076 = iron_exp2_approx(v7075);
+      v5386.x[34] = v7076;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7079 = v5386.x[35];
+      const float v7080 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7081 = v7079 - v7080;
+      const float v7082 = iron_exp2_approx(v7081);
+      v5386.x[35] = v7082;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7085 = v5386.x[36];
+      const float v7086 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7087 = v7085 - v7086;
+      const float v7088 = iron_exp2_approx(v7087);
+      v5386.x[36] = v7088;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7091 = v5386.x[37];
+      const float v7092 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7093 = v7091 - v7092;
+      const float v7094 = iron_exp2_approx(v7093);
+      v5386.x[37] = v7094;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7097 = v5386.x[38];
+      const float v7098 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7099 = v7097 - v7098;
+      const float v7100 = iron_exp2_approx(v7099);
+      v5386.x[38] = v7100;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7103 = v5386.x[39];
+      const float v7104 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7105 = v7103 - v7104;
+      const float v7106 = iron_exp2_approx(v7105);
+      v5386.x[39] = v7106;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7109 = v5386.x[40];
+      const float v7110 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7111 = v7109 - v7110;
+      const float v7112 = iron_exp2_approx(v7111);
+      v5386.x[40] = v7112;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7115 = v5386.x[41];
+      const float v7116 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7117 = v7115 - v7116;
+      const float v7118 = iron_exp2_approx(v7117);
+      v5386.x[41] = v7118;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7121 = v5386.x[42];
+      const float v7122 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7123 = v7121 - v7122;
+      const float v7124 = iron_exp2_approx(v7123);
+      v5386.x[42] = v7124;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7127 = v5386.x[43];
+      const float v7128 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7129 = v7127 - v7128;
+      const float v7130 = iron_exp2_approx(v7129);
+      v5386.x[43] = v7130;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7133 = v5386.x[44];
+      const float v7134 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7135 = v7133 - v7134;
+      const float v7136 = iron_exp2_approx(v7135);
+      v5386.x[44] = v7136;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7139 = v5386.x[45];
+      const float v7140 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7141 = v7139 - v7140;
+      const float v7142 = iron_exp2_approx(v7141);
+      v5386.x[45] = v7142;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7145 = v5386.x[46];
+      const float v7146 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7147 = v7145 - v7146;
+      const float v7148 = iron_exp2_approx(v7147);
+      v5386.x[46] = v7148;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7151 = v5386.x[47];
+      const float v7152 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7153 = v7151 - v7152;
+      const float v7154 = iron_exp2_approx(v7153);
+      v5386.x[47] = v7154;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7157 = v5386.x[48];
+      const float v7158 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7159 = v7157 - v7158;
+      const float v7160 = iron_exp2_approx(v7159);
+      v5386.x[48] = v7160;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7163 = v5386.x[49];
+      const float v7164 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7165 = v7163 - v7164;
+      const float v7166 = iron_exp2_approx(v7165);
+      v5386.x[49] = v7166;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7169 = v5386.x[50];
+      const float v7170 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7171 = v7169 - v7170;
+      const float v7172 = iron_exp2_approx(v7171);
+      v5386.x[50] = v7172;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7175 = v5386.x[51];
+      const float v7176 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7177 = v7175 - v7176;
+      const float v7178 = iron_exp2_approx(v7177);
+      v5386.x[51] = v7178;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7181 = v5386.x[52];
+      const float v7182 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7183 = v7181 - v7182;
+      const float v7184 = iron_exp2_approx(v7183);
+      v5386.x[52] = v7184;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7187 = v5386.x[53];
+      const float v7188 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7189 = v7187 - v7188;
+      const float v7190 = iron_exp2_approx(v7189);
+      v5386.x[53] = v7190;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7193 = v5386.x[54];
+      const float v7194 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7195 = v7193 - v7194;
+      const float v7196 = iron_exp2_approx(v7195);
+      v5386.x[54] = v7196;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7199 = v5386.x[55];
+      const float v7200 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7201 = v7199 - v7200;
+      const float v7202 = iron_exp2_approx(v7201);
+      v5386.x[55] = v7202;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7205 = v5386.x[56];
+      const float v7206 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7207 = v7205 - v7206;
+      const float v7208 = iron_exp2_approx(v7207);
+      v5386.x[56] = v7208;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7211 = v5386.x[57];
+      const float v7212 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7213 = v7211 - v7212;
+      const float v7214 = iron_exp2_approx(v7213);
+      v5386.x[57] = v7214;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7217 = v5386.x[58];
+      const float v7218 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7219 = v7217 - v7218;
+      const float v7220 = iron_exp2_approx(v7219);
+      v5386.x[58] = v7220;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7223 = v5386.x[59];
+      const float v7224 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7225 = v7223 - v7224;
+      const float v7226 = iron_exp2_approx(v7225);
+      v5386.x[59] = v7226;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7229 = v5386.x[60];
+      const float v7230 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7231 = v7229 - v7230;
+      const float v7232 = iron_exp2_approx(v7231);
+      v5386.x[60] = v7232;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7235 = v5386.x[61];
+      const float v7236 = v6778.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7237 = v7235 - v7236;
+      const float v7238 = iron_exp2_approx(v7237);
+      v5386.x[61] = v7238;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7241 = v5386.x[62];
+      const float v7242 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7243 = v7241 - v7242;
+      const float v7244 = iron_exp2_approx(v7243);
+      v5386.x[62] = v7244;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7247 = v5386.x[63];
+      const float v7248 = v6778.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7249 = v7247 - v7248;
+      const float v7250 = iron_exp2_approx(v7249);
+      v5386.x[63] = v7250;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v7252;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v7252, 0.0f);
+      iron_frag_row_reduce<true>(v7252, v5386);
+      const float v7255 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v7256 = v7252.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7257 = v6774.x[0];
+      const float v7258 = v7255 * v7257;
+      const float v7259 = v7258 + v7256;
+      v329.x[0] = v7259;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7262 = v329.x[1];
+      const float v7263 = v7252.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7264 = v6774.x[1];
+      const float v7265 = v7262 * v7264;
+      const float v7266 = v7265 + v7263;
+      v329.x[1] = v7266;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7269 = v329.x[2];
+      const float v7270 = v7252.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7271 = v6774.x[2];
+      const float v7272 = v7269 * v7271;
+      const float v7273 = v7272 + v7270;
+      v329.x[2] = v7273;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7276 = v329.x[3];
+      const float v7277 = v7252.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7278 = v6774.x[3];
+      const float v7279 = v7276 * v7278;
+      const float v7280 = v7279 + v7277;
+      v329.x[3] = v7280;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7283 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v7284 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7285 = v7283 * v7284;
+      v331.x[0] = v7285;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7288 = v331.x[1];
+      const float v7289 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7290 = v7288 * v7289;
+      v331.x[1] = v7290;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7293 = v331.x[2];
+      const float v7294 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7295 = v7293 * v7294;
+      v331.x[2] = v7295;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7298 = v331.x[3];
+      const float v7299 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7300 = v7298 * v7299;
+      v331.x[3] = v7300;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7303 = v331.x[4];
+      const float v7304 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7305 = v7303 * v7304;
+      v331.x[4] = v7305;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7308 = v331.x[5];
+      const float v7309 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7310 = v7308 * v7309;
+      v331.x[5] = v7310;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7313 = v331.x[6];
+      const float v7314 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7315 = v7313 * v7314;
+      v331.x[6] = v7315;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7318 = v331.x[7];
+      const float v7319 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7320 = v7318 * v7319;
+      v331.x[7] = v7320;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7323 = v331.x[8];
+      const float v7324 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7325 = v7323 * v7324;
+      v331.x[8] = v7325;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7328 = v331.x[9];
+      const float v7329 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7330 = v7328 * v7329;
+      v331.x[9] = v7330;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7333 = v331.x[10];
+      const float v7334 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7335 = v7333 * v7334;
+      v331.x[10] = v7335;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7338 = v331.x[11];
+      const float v7339 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7340 = v7338 * v7339;
+      v331.x[11] = v7340;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7343 = v331.x[12];
+      const float v7344 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7345 = v7343 * v7344;
+      v331.x[12] = v7345;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7348 = v331.x[13];
+      const float v7349 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7350 = v7348 * v7349;
+      v331.x[13] = v7350;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7353 = v331.x[14];
+      const float v7354 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7355 = v7353 * v7354;
+      v331.x[14] = v7355;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7358 = v331.x[15];
+      const float v7359 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7360 = v7358 * v7359;
+      v331.x[15] = v7360;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7363 = v331.x[16];
+      const float v7364 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7365 = v7363 * v7364;
+      v331.x[16] = v7365;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7368 = v331.x[17];
+      const float v7369 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7370 = v7368 * v7369;
+      v331.x[17] = v7370;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7373 = v331.x[18];
+      const float v7374 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7375 = v7373 * v7374;
+      v331.x[18] = v7375;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7378 = v331.x[19];
+      const float v7379 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7380 = v7378 * v7379;
+      v331.x[19] = v7380;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7383 = v331.x[20];
+      const float v7384 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7385 = v7383 * v7384;
+      v331.x[20] = v7385;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7388 = v331.x[21];
+      const float v7389 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7390 = v7388 * v7389;
+      v331.x[21] = v7390;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7393 = v331.x[22];
+      const float v7394 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7395 = v7393 * v7394;
+      v331.x[22] = v7395;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7398 = v331.x[23];
+      const float v7399 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7400 = v7398 * v7399;
+      v331.x[23] = v7400;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7403 = v331.x[24];
+      const float v7404 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7405 = v7403 * v7404;
+      v331.x[24] = v7405;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7408 = v331.x[25];
+      const float v7409 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7410 = v7408 * v7409;
+      v331.x[25] = v7410;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7413 = v331.x[26];
+      const float v7414 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7415 = v7413 * v7414;
+      v331.x[26] = v7415;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7418 = v331.x[27];
+      const float v7419 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7420 = v7418 * v7419;
+      v331.x[27] = v7420;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7423 = v331.x[28];
+      const float v7424 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7425 = v7423 * v7424;
+      v331.x[28] = v7425;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7428 = v331.x[29];
+      const float v7429 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7430 = v7428 * v7429;
+      v331.x[29] = v7430;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7433 = v331.x[30];
+      const float v7434 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7435 = v7433 * v7434;
+      v331.x[30] = v7435;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7438 = v331.x[31];
+      const float v7439 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7440 = v7438 * v7439;
+      v331.x[31] = v7440;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7443 = v333.x[0];
+      const float v7444 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7445 = v7443 * v7444;
+      v333.x[0] = v7445;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7448 = v333.x[1];
+      const float v7449 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7450 = v7448 * v7449;
+      v333.x[1] = v7450;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7453 = v333.x[2];
+      const float v7454 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7455 = v7453 * v7454;
+      v333.x[2] = v7455;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7458 = v333.x[3];
+      const float v7459 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7460 = v7458 * v7459;
+      v333.x[3] = v7460;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7463 = v333.x[4];
+      const float v7464 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7465 = v7463 * v7464;
+      v333.x[4] = v7465;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7468 = v333.x[5];
+      const float v7469 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7470 = v7468 * v7469;
+      v333.x[5] = v7470;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7473 = v333.x[6];
+      const float v7474 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7475 = v7473 * v7474;
+      v333.x[6] = v7475;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7478 = v333.x[7];
+      const float v7479 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7480 = v7478 * v7479;
+      v333.x[7] = v7480;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7483 = v333.x[8];
+      const float v7484 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7485 = v7483 * v7484;
+      v333.x[8] = v7485;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7488 = v333.x[9];
+      const float v7489 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7490 = v7488 * v7489;
+      v333.x[9] = v7490;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7493 = v333.x[10];
+      const float v7494 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7495 = v7493 * v7494;
+      v333.x[10] = v7495;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7498 = v333.x[11];
+      const float v7499 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7500 = v7498 * v7499;
+      v333.x[11] = v7500;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7503 = v333.x[12];
+      const float v7504 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7505 = v7503 * v7504;
+      v333.x[12] = v7505;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7508 = v333.x[13];
+      const float v7509 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7510 = v7508 * v7509;
+      v333.x[13] = v7510;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7513 = v333.x[14];
+      const float v7514 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7515 = v7513 * v7514;
+      v333.x[14] = v7515;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7518 = v333.x[15];
+      const float v7519 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7520 = v7518 * v7519;
+      v333.x[15] = v7520;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7523 = v333.x[16];
+      const float v7524 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7525 = v7523 * v7524;
+      v333.x[16] = v7525;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7528 = v333.x[17];
+      const float v7529 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7530 = v7528 * v7529;
+      v333.x[17] = v7530;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7533 = v333.x[18];
+      const float v7534 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7535 = v7533 * v7534;
+      v333.x[18] = v7535;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7538 = v333.x[19];
+      const float v7539 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7540 = v7538 * v7539;
+      v333.x[19] = v7540;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7543 = v333.x[20];
+      const float v7544 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7545 = v7543 * v7544;
+      v333.x[20] = v7545;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7548 = v333.x[21];
+      const float v7549 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7550 = v7548 * v7549;
+      v333.x[21] = v7550;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7553 = v333.x[22];
+      const float v7554 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7555 = v7553 * v7554;
+      v333.x[22] = v7555;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7558 = v333.x[23];
+      const float v7559 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7560 = v7558 * v7559;
+      v333.x[23] = v7560;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7563 = v333.x[24];
+      const float v7564 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7565 = v7563 * v7564;
+      v333.x[24] = v7565;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7568 = v333.x[25];
+      const float v7569 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7570 = v7568 * v7569;
+      v333.x[25] = v7570;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7573 = v333.x[26];
+      const float v7574 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7575 = v7573 * v7574;
+      v333.x[26] = v7575;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7578 = v333.x[27];
+      const float v7579 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7580 = v7578 * v7579;
+      v333.x[27] = v7580;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7583 = v333.x[28];
+      const float v7584 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7585 = v7583 * v7584;
+      v333.x[28] = v7585;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7588 = v333.x[29];
+      const float v7589 = v6774.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7590 = v7588 * v7589;
+      v333.x[29] = v7590;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7593 = v333.x[30];
+      const float v7594 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7595 = v7593 * v7594;
+      v333.x[30] = v7595;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7598 = v333.x[31];
+      const float v7599 = v6774.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7600 = v7598 * v7599;
+      v333.x[31] = v7600;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 128> v7602;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v7602, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v7602, v5386);
+      iron_frag_store<false>(v7602, shm3, v7609, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v9145;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9145, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9145, shm3, v9136, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9147;
-      iron_frag_fill(v9147, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9147, shm2, v6076, 64u);
-      iron_frag_mma_sync(v331, v9145, v9147);
-      const unsigned int v9154 = v6076 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9156;
-      iron_frag_fill(v9156, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9156, shm3, v9149, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9158;
-      iron_frag_fill(v9158, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9158, shm2, v9154, 64u);
-      iron_frag_mma_sync(v331, v9156, v9158);
-      const unsigned int v9165 = v6076 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9167;
-      iron_frag_fill(v9167, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9167, shm3, v9160, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9169;
-      iron_frag_fill(v9169, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9169, shm2, v9165, 64u);
-      iron_frag_mma_sync(v331, v9167, v9169);
-      const unsigned int v9176 = v6076 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9178;
-      iron_frag_fill(v9178, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9178, shm3, v9171, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9180;
-      iron_frag_fill(v9180, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9180, shm2, v9176, 64u);
-      iron_frag_mma_sync(v331, v9178, v9180);
-      const unsigned int v9002 = v6076 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v9198;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9198, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9198, shm3, v9189, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9200;
-      iron_frag_fill(v9200, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9200, shm2, v9002, 64u);
-      iron_frag_mma_sync(v331, v9198, v9200);
-      const unsigned int v9207 = v9002 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9209;
-      iron_frag_fill(v9209, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9209, shm3, v9202, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9211;
-      iron_frag_fill(v9211, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9211, shm2, v9207, 64u);
-      iron_frag_mma_sync(v331, v9209, v9211);
-      const unsigned int v9218 = v9002 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9220;
-      iron_frag_fill(v9220, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9220, shm3, v9213, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9222;
-      iron_frag_fill(v9222, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9222, shm2, v9218, 64u);
-      iron_frag_mma_sync(v331, v9220, v9222);
-      const unsigned int v9229 = v9002 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9231;
-      iron_frag_fill(v9231, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9231, shm3, v9224, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9233;
-      iron_frag_fill(v9233, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9233, shm2, v9229, 64u);
-      iron_frag_mma_sync(v331, v9231, v9233);
-      iron_frag<iron_bf16, 0, 16, 16> v9251;
-      iron_frag_fill(v9251, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9251, shm3, v9136, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9253;
-      iron_frag_fill(v9253, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9253, shm2, v6089, 64u);
-      iron_frag_mma_sync(v333, v9251, v9253);
-      const unsigned int v9260 = v6089 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9262;
-      iron_frag_fill(v9262, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9262, shm3, v9149, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9264;
-      iron_frag_fill(v9264, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9264, shm2, v9260, 64u);
-      iron_frag_mma_sync(v333, v9262, v9264);
-      const unsigned int v9271 = v6089 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9273;
-      iron_frag_fill(v9273, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9273, shm3, v9160, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9275;
-      iron_frag_fill(v9275, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9275, shm2, v9271, 64u);
-      iron_frag_mma_sync(v333, v9273, v9275);
-      const unsigned int v9282 = v6089 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9284;
-      iron_frag_fill(v9284, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9284, shm3, v9171, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9286;
-      iron_frag_fill(v9286, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9286, shm2, v9282, 64u);
-      iron_frag_mma_sync(v333, v9284, v9286);
-      const unsigned int v9030 = v6089 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v9304;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9304, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9304, shm3, v9189, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9306;
-      iron_frag_fill(v9306, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9306, shm2, v9030, 64u);
-      iron_frag_mma_sync(v333, v9304, v9306);
-      const unsigned int v9313 = v9030 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9315;
-      iron_frag_fill(v9315, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9315, shm3, v9202, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9317;
-      iron_frag_fill(v9317, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9317, shm2, v9313, 64u);
-      iron_frag_mma_sync(v333, v9315, v9317);
-      const unsigned int v9324 = v9030 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9326;
-      iron_frag_fill(v9326, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9326, shm3, v9213, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9328;
-      iron_frag_fill(v9328, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9328, shm2, v9324, 64u);
-      iron_frag_mma_sync(v333, v9326, v9328);
-      const unsigned int v9335 = v9030 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9337;
-      iron_frag_fill(v9337, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9337, shm3, v9224, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9339;
-      iron_frag_fill(v9339, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9339, shm2, v9335, 64u);
-      iron_frag_mma_sync(v333, v9337, v9339);
+      iron_frag<iron_bf16, 0, 16, 16> v7773;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v7773, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7773, shm3, v7764, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7775;
+      iron_frag_fill(v7775, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7775, shm2, v5390, 64u);
+      iron_frag_mma_sync(v331, v7773, v7775);
+      const unsigned int v7782 = v5390 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7784;
+      iron_frag_fill(v7784, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7784, shm3, v7777, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7786;
+      iron_frag_fill(v7786, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7786, shm2, v7782, 64u);
+      iron_frag_mma_sync(v331, v7784, v7786);
+      const unsigned int v7793 = v5390 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7795;
+      iron_frag_fill(v7795, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7795, shm3, v7788, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7797;
+      iron_frag_fill(v7797, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7797, shm2, v7793, 64u);
+      iron_frag_mma_sync(v331, v7795, v7797);
+      const unsigned int v7804 = v5390 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7806;
+      iron_frag_fill(v7806, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7806, shm3, v7799, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7808;
+      iron_frag_fill(v7808, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7808, shm2, v7804, 64u);
+      iron_frag_mma_sync(v331, v7806, v7808);
+      const unsigned int v7630 = v5390 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v7826;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v7826, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7826, shm3, v7817, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7828;
+      iron_frag_fill(v7828, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7828, shm2, v7630, 64u);
+      iron_frag_mma_sync(v331, v7826, v7828);
+      const unsigned int v7835 = v7630 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7837;
+      iron_frag_fill(v7837, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7837, shm3, v7830, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7839;
+      iron_frag_fill(v7839, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7839, shm2, v7835, 64u);
+      iron_frag_mma_sync(v331, v7837, v7839);
+      const unsigned int v7846 = v7630 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7848;
+      iron_frag_fill(v7848, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7848, shm3, v7841, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7850;
+      iron_frag_fill(v7850, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7850, shm2, v7846, 64u);
+      iron_frag_mma_sync(v331, v7848, v7850);
+      const unsigned int v7857 = v7630 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7859;
+      iron_frag_fill(v7859, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7859, shm3, v7852, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7861;
+      iron_frag_fill(v7861, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7861, shm2, v7857, 64u);
+      iron_frag_mma_sync(v331, v7859, v7861);
+      iron_frag<iron_bf16, 0, 16, 16> v7879;
+      iron_frag_fill(v7879, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7879, shm3, v7764, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7881;
+      iron_frag_fill(v7881, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7881, shm2, v5403, 64u);
+      iron_frag_mma_sync(v333, v7879, v7881);
+      const unsigned int v7888 = v5403 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7890;
+      iron_frag_fill(v7890, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7890, shm3, v7777, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7892;
+      iron_frag_fill(v7892, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7892, shm2, v7888, 64u);
+      iron_frag_mma_sync(v333, v7890, v7892);
+      const unsigned int v7899 = v5403 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7901;
+      iron_frag_fill(v7901, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7901, shm3, v7788, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7903;
+      iron_frag_fill(v7903, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7903, shm2, v7899, 64u);
+      iron_frag_mma_sync(v333, v7901, v7903);
+      const unsigned int v7910 = v5403 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7912;
+      iron_frag_fill(v7912, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7912, shm3, v7799, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7914;
+      iron_frag_fill(v7914, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7914, shm2, v7910, 64u);
+      iron_frag_mma_sync(v333, v7912, v7914);
+      const unsigned int v7658 = v5403 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v7932;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v7932, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7932, shm3, v7817, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7934;
+      iron_frag_fill(v7934, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7934, shm2, v7658, 64u);
+      iron_frag_mma_sync(v333, v7932, v7934);
+      const unsigned int v7941 = v7658 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v7943;
+      iron_frag_fill(v7943, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7943, shm3, v7830, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7945;
+      iron_frag_fill(v7945, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7945, shm2, v7941, 64u);
+      iron_frag_mma_sync(v333, v7943, v7945);
+      const unsigned int v7952 = v7658 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v7954;
+      iron_frag_fill(v7954, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7954, shm3, v7841, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7956;
+      iron_frag_fill(v7956, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7956, shm2, v7952, 64u);
+      iron_frag_mma_sync(v333, v7954, v7956);
+      const unsigned int v7963 = v7658 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v7965;
+      iron_frag_fill(v7965, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v7965, shm3, v7852, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v7967;
+      iron_frag_fill(v7967, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v7967, shm2, v7963, 64u);
+      iron_frag_mma_sync(v333, v7965, v7967);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3817 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3819;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3819, 0.0f);
-    const float v3823 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3824 = fmaxf(v3823, v3817);
-    const bool v3827 = v3824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3828 = v3827 ? 0.0f : v3824;
-    v3819.x[0] = v3828;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3832 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3833 = fmaxf(v3832, v3817);
-    const bool v3836 = v3833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3837 = v3836 ? 0.0f : v3833;
-    v3819.x[1] = v3837;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3841 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3842 = fmaxf(v3841, v3817);
-    const bool v3845 = v3842 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3846 = v3845 ? 0.0f : v3842;
-    v3819.x[2] = v3846;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3850 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3851 = fmaxf(v3850, v3817);
-    const bool v3854 = v3851 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3855 = v3854 ? 0.0f : v3851;
-    v3819.x[3] = v3855;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3857;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3857, 0.0f);
-    const unsigned int v3858 = static_cast<unsigned int>(v3857.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3859 = static_cast<unsigned int>(v3857.row(0, iron_linear_thread() & 31u));
-    const float v3861 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3862 = v3817 - v3861;
-    const float v3863 = exp2f(v3862);
-    const float v3865 = v327.x[0];
-    const float v3866 = v3865 - v3861;
-    const float v3867 = exp2f(v3866);
-    const float v3868 = v329.x[0];
-    const float v3869 = v3868 * v3867;
-    const float v3870 = v3869 + v3863;
-    v3857.x[0] = v3870;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3871 = static_cast<unsigned int>(v3857.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3872 = static_cast<unsigned int>(v3857.row(1, iron_linear_thread() & 31u));
-    const float v3874 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3875 = v3817 - v3874;
-    const float v3876 = exp2f(v3875);
-    const float v3878 = v327.x[1];
-    const float v3879 = v3878 - v3874;
-    const float v3880 = exp2f(v3879);
-    const float v3881 = v329.x[1];
-    const float v3882 = v3881 * v3880;
-    const float v3883 = v3882 + v3876;
-    v3857.x[1] = v3883;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3884 = static_cast<unsigned int>(v3857.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3885 = static_cast<unsigned int>(v3857.row(2, iron_linear_thread() & 31u));
-    const float v3887 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3888 = v3817 - v3887;
-    const float v3889 = exp2f(v3888);
-    const float v3891 = v327.x[2];
-    const float v3892 = v3891 - v3887;
-    const float v3893 = exp2f(v3892);
-    const float v3894 = v329.x[2];
-    const float v3895 = v3894 * v3893;
-    const float v3896 = v3895 + v3889;
-    v3857.x[2] = v3896;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3897 = static_cast<unsigned int>(v3857.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3898 = static_cast<unsigned int>(v3857.row(3, iron_linear_thread() & 31u));
-    const float v3900 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3901 = v3817 - v3900;
-    const float v3902 = exp2f(v3901);
-    const float v3904 = v327.x[3];
-    const float v3905 = v3904 - v3900;
-    const float v3906 = exp2f(v3905);
-    const float v3907 = v329.x[3];
-    const float v3908 = v3907 * v3906;
-    const float v3909 = v3908 + v3902;
-    v3857.x[3] = v3909;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v3911, 0.0f);
-    const float v3915 = v3857.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3917 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3918 = v327.x[0];
-    const float v3919 = v3918 - v3917;
-    const float v3920 = exp2f(v3919);
-    const float v3921 = v3920 / v3915;
-    const bool v3923 = v3915 > 0.0f;
-    const float v3924 = v3923 ? v3921 : 0.0f;
-    v3911.x[0] = v3924;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3928 = v3857.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3930 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3931 = v327.x[1];
-    const float v3932 = v3931 - v3930;
-    const float v3933 = exp2f(v3932);
-    const float v3934 = v3933 / v3928;
-    const bool v3936 = v3928 > 0.0f;
-    const float v3937 = v3936 ? v3934 : 0.0f;
-    v3911.x[1] = v3937;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3941 = v3857.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3943 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3944 = v327.x[2];
-    const float v3945 = v3944 - v3943;
-    const float v3946 = exp2f(v3945);
-    const float v3947 = v3946 / v3941;
-    const bool v3949 = v3941 > 0.0f;
-    const float v3950 = v3949 ? v3947 : 0.0f;
-    v3911.x[2] = v3950;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3954 = v3857.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3956 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3957 = v327.x[3];
-    const float v3958 = v3957 - v3956;
-    const float v3959 = exp2f(v3958);
-    const float v3960 = v3959 / v3954;
-    const bool v3962 = v3954 > 0.0f;
-    const float v3963 = v3962 ? v3960 : 0.0f;
-    v3911.x[3] = v3963;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v3965 = v46 + v8654;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3966 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3967 = v331.x[0];
-    const float v3968 = v3967 * v3966;
-    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3969) {
-      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3975 = v11 + v3965;
-      const unsigned int v3976 = v3975 * v1;
-      const unsigned int v3977 = v3976 + v26;
-      const unsigned int v3978 = v3977 << 7u;
-      const unsigned int v3979 = v3978 + v8653;
-      out[v3979] = v3973;
-    }
-    const unsigned int v3981 = v46 + v8659;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3982 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3983 = v331.x[1];
-    const float v3984 = v3983 * v3982;
-    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3985) {
-      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3991 = v11 + v3981;
-      const unsigned int v3992 = v3991 * v1;
-      const unsigned int v3993 = v3992 + v26;
-      const unsigned int v3994 = v3993 << 7u;
-      const unsigned int v3995 = v3994 + v8658;
-      out[v3995] = v3989;
-    }
-    const unsigned int v3997 = v46 + v8664;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3998 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3999 = v331.x[2];
-    const float v4000 = v3999 * v3998;
-    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4001) {
-      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4007 = v11 + v3997;
-      const unsigned int v4008 = v4007 * v1;
-      const unsigned int v4009 = v4008 + v26;
-      const unsigned int v4010 = v4009 << 7u;
-      const unsigned int v4011 = v4010 + v8663;
-      out[v4011] = v4005;
-    }
-    const unsigned int v4013 = v46 + v8669;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4014 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4015 = v331.x[3];
-    const float v4016 = v4015 * v4014;
-    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4017) {
-      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4023 = v11 + v4013;
-      const unsigned int v4024 = v4023 * v1;
-      const unsigned int v4025 = v4024 + v26;
-      const unsigned int v4026 = v4025 << 7u;
-      const unsigned int v4027 = v4026 + v8668;
-      out[v4027] = v4021;
-    }
-    const unsigned int v4029 = v46 + v8674;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4030 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4031 = v331.x[4];
-    const float v4032 = v4031 * v4030;
-    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4033) {
-      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4039 = v11 + v4029;
-      const unsigned int v4040 = v4039 * v1;
-      const unsigned int v4041 = v4040 + v26;
-      const unsigned int v4042 = v4041 << 7u;
-      const unsigned int v4043 = v4042 + v8673;
-      out[v4043] = v4037;
-    }
-    const unsigned int v4045 = v46 + v8679;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4046 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4047 = v331.x[5];
-    const float v4048 = v4047 * v4046;
-    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4049) {
-      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4055 = v11 + v4045;
-      const unsigned int v4056 = v4055 * v1;
-      const unsigned int v4057 = v4056 + v26;
-      const unsigned int v4058 = v4057 << 7u;
-      const unsigned int v4059 = v4058 + v8678;
-      out[v4059] = v4053;
-    }
-    const unsigned int v4061 = v46 + v8684;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4062 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4063 = v331.x[6];
-    const float v4064 = v4063 * v4062;
-    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4065) {
-      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4071 = v11 + v4061;
-      const unsigned int v4072 = v4071 * v1;
-      const unsigned int v4073 = v4072 + v26;
-      const unsigned int v4074 = v4073 << 7u;
-      const unsigned int v4075 = v4074 + v8683;
-      out[v4075] = v4069;
-    }
-    const unsigned int v4077 = v46 + v8689;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4078 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4079 = v331.x[7];
-    const float v4080 = v4079 * v4078;
-    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4081) {
-      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4087 = v11 + v4077;
-      const unsigned int v4088 = v4087 * v1;
-      const unsigned int v4089 = v4088 + v26;
-      const unsigned int v4090 = v4089 << 7u;
-      const unsigned int v4091 = v4090 + v8688;
-      out[v4091] = v4085;
-    }
-    const unsigned int v4093 = v46 + v8694;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4094 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4095 = v331.x[8];
-    const float v4096 = v4095 * v4094;
-    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4097) {
-      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4103 = v11 + v4093;
-      const unsigned int v4104 = v4103 * v1;
-      const unsigned int v4105 = v4104 + v26;
-      const unsigned int v4106 = v4105 << 7u;
-      const unsigned int v4107 = v4106 + v8693;
-      out[v4107] = v4101;
-    }
-    const unsigned int v4109 = v46 + v8699;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4110 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4111 = v331.x[9];
-    const float v4112 = v4111 * v4110;
-    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4113) {
-      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4119 = v11 + v4109;
-      const unsigned int v4120 = v4119 * v1;
-      const unsigned int v4121 = v4120 + v26;
-      const unsigned int v4122 = v4121 << 7u;
-      const unsigned int v4123 = v4122 + v8698;
-      out[v4123] = v4117;
-    }
-    const unsigned int v4125 = v46 + v8704;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4126 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4127 = v331.x[10];
-    const float v4128 = v4127 * v4126;
-    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4129) {
-      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4135 = v11 + v4125;
-      const unsigned int v4136 = v4135 * v1;
-      const unsigned int v4137 = v4136 + v26;
-      const unsigned int v4138 = v4137 << 7u;
-      const unsigned int v4139 = v4138 + v8703;
-      out[v4139] = v4133;
-    }
-    const unsigned int v4141 = v46 + v8709;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4142 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4143 = v331.x[11];
-    const float v4144 = v4143 * v4142;
-    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4145) {
-      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4151 = v11 + v4141;
-      const unsigned int v4152 = v4151 * v1;
-      const unsigned int v4153 = v4152 + v26;
-      const unsigned int v4154 = v4153 << 7u;
-      const unsigned int v4155 = v4154 + v8708;
-      out[v4155] = v4149;
-    }
-    const unsigned int v4157 = v46 + v8714;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4158 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4159 = v331.x[12];
-    const float v4160 = v4159 * v4158;
-    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4161) {
-      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4167 = v11 + v4157;
-      const unsigned int v4168 = v4167 * v1;
-      const unsigned int v4169 = v4168 + v26;
-      const unsigned int v4170 = v4169 << 7u;
-      const unsigned int v4171 = v4170 + v8713;
-      out[v4171] = v4165;
-    }
-    const unsigned int v4173 = v46 + v8719;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4174 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4175 = v331.x[13];
-    const float v4176 = v4175 * v4174;
-    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4177) {
-      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4183 = v11 + v4173;
-      const unsigned int v4184 = v4183 * v1;
-      const unsigned int v4185 = v4184 + v26;
-      const unsigned int v4186 = v4185 << 7u;
-      const unsigned int v4187 = v4186 + v8718;
-      out[v4187] = v4181;
-    }
-    const unsigned int v4189 = v46 + v8724;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4190 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4191 = v331.x[14];
-    const float v4192 = v4191 * v4190;
-    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4193) {
-      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4199 = v11 + v4189;
-      const unsigned int v4200 = v4199 * v1;
-      const unsigned int v4201 = v4200 + v26;
-      const unsigned int v4202 = v4201 << 7u;
-      const unsigned int v4203 = v4202 + v8723;
-      out[v4203] = v4197;
-    }
-    const unsigned int v4205 = v46 + v8729;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4206 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4207 = v331.x[15];
-    const float v4208 = v4207 * v4206;
-    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4209) {
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4215 = v11 + v4205;
-      const unsigned int v4216 = v4215 * v1;
-      const unsigned int v4217 = v4216 + v26;
-      const unsigned int v4218 = v4217 << 7u;
-      const unsigned int v4219 = v4218 + v8728;
-      out[v4219] = v4213;
-    }
-    const unsigned int v4221 = v46 + v8734;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4222 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4223 = v331.x[16];
-    const float v4224 = v4223 * v4222;
-    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4225) {
-      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4231 = v11 + v4221;
-      const unsigned int v4232 = v4231 * v1;
-      const unsigned int v4233 = v4232 + v26;
-      const unsigned int v4234 = v4233 << 7u;
-      const unsigned int v4235 = v4234 + v8733;
-      out[v4235] = v4229;
-    }
-    const unsigned int v4237 = v46 + v8739;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4238 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4239 = v331.x[17];
-    const float v4240 = v4239 * v4238;
-    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4241) {
-      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4247 = v11 + v4237;
-      const unsigned int v4248 = v4247 * v1;
-      const unsigned int v4249 = v4248 + v26;
-      const unsigned int v4250 = v4249 << 7u;
-      const unsigned int v4251 = v4250 + v8738;
-      out[v4251] = v4245;
-    }
-    const unsigned int v4253 = v46 + v8744;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4254 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4255 = v331.x[18];
-    const float v4256 = v4255 * v4254;
-    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4257) {
-      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4263 = v11 + v4253;
-      const unsigned int v4264 = v4263 * v1;
-      const unsigned int v4265 = v4264 + v26;
-      const unsigned int v4266 = v4265 << 7u;
-      const unsigned int v4267 = v4266 + v8743;
-      out[v4267] = v4261;
-    }
-    const unsigned int v4269 = v46 + v8749;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4270 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4271 = v331.x[19];
-    const float v4272 = v4271 * v4270;
-    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4273) {
-      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4279 = v11 + v4269;
-      const unsigned int v4280 = v4279 * v1;
-      const unsigned int v4281 = v4280 + v26;
-      const unsigned int v4282 = v4281 << 7u;
-      const unsigned int v4283 = v4282 + v8748;
-      out[v4283] = v4277;
-    }
-    const unsigned int v4285 = v46 + v8754;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4286 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4287 = v331.x[20];
-    const float v4288 = v4287 * v4286;
-    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4289) {
-      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4295 = v11 + v4285;
-      const unsigned int v4296 = v4295 * v1;
-      const unsigned int v4297 = v4296 + v26;
-      const unsigned int v4298 = v4297 << 7u;
-      const unsigned int v4299 = v4298 + v8753;
-      out[v4299] = v4293;
-    }
-    const unsigned int v4301 = v46 + v8759;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4302 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4303 = v331.x[21];
-    const float v4304 = v4303 * v4302;
-    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4305) {
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4311 = v11 + v4301;
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v26;
-      const unsigned int v4314 = v4313 << 7u;
-      const unsigned int v4315 = v4314 + v8758;
-      out[v4315] = v4309;
-    }
-    const unsigned int v4317 = v46 + v8764;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4318 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4319 = v331.x[22];
-    const float v4320 = v4319 * v4318;
-    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4321) {
-      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4327 = v11 + v4317;
-      const unsigned int v4328 = v4327 * v1;
-      const unsigned int v4329 = v4328 + v26;
-      const unsigned int v4330 = v4329 << 7u;
-      const unsigned int v4331 = v4330 + v8763;
-      out[v4331] = v4325;
-    }
-    const unsigned int v4333 = v46 + v8769;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4334 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4335 = v331.x[23];
-    const float v4336 = v4335 * v4334;
-    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4337) {
-      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4343 = v11 + v4333;
-      const unsigned int v4344 = v4343 * v1;
-      const unsigned int v4345 = v4344 + v26;
-      const unsigned int v4346 = v4345 << 7u;
-      const unsigned int v4347 = v4346 + v8768;
-      out[v4347] = v4341;
-    }
-    const unsigned int v4349 = v46 + v8774;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4350 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4351 = v331.x[24];
-    const float v4352 = v4351 * v4350;
-    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4353) {
-      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4359 = v11 + v4349;
-      const unsigned int v4360 = v4359 * v1;
-      const unsigned int v4361 = v4360 + v26;
-      const unsigned int v4362 = v4361 << 7u;
-      const unsigned int v4363 = v4362 + v8773;
-      out[v4363] = v4357;
-    }
-    const unsigned int v4365 = v46 + v8779;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4366 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4367 = v331.x[25];
-    const float v4368 = v4367 * v4366;
-    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4369) {
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4375 = v11 + v4365;
-      const unsigned int v4376 = v4375 * v1;
-      const unsigned int v4377 = v4376 + v26;
-      const unsigned int v4378 = v4377 << 7u;
-      const unsigned int v4379 = v4378 + v8778;
-      out[v4379] = v4373;
-    }
-    const unsigned int v4381 = v46 + v8784;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4382 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4383 = v331.x[26];
-    const float v4384 = v4383 * v4382;
-    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4385) {
-      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4391 = v11 + v4381;
-      const unsigned int v4392 = v4391 * v1;
-      const unsigned int v4393 = v4392 + v26;
-      const unsigned int v4394 = v4393 << 7u;
-      const unsigned int v4395 = v4394 + v8783;
-      out[v4395] = v4389;
-    }
-    const unsigned int v4397 = v46 + v8789;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4398 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4399 = v331.x[27];
-    const float v4400 = v4399 * v4398;
-    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4401) {
-      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4407 = v11 + v4397;
-      const unsigned int v4408 = v4407 * v1;
-      const unsigned int v4409 = v4408 + v26;
-      const unsigned int v4410 = v4409 << 7u;
-      const unsigned int v4411 = v4410 + v8788;
-      out[v4411] = v4405;
-    }
-    const unsigned int v4413 = v46 + v8794;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4414 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4415 = v331.x[28];
-    const float v4416 = v4415 * v4414;
-    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4417) {
-      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4423 = v11 + v4413;
-      const unsigned int v4424 = v4423 * v1;
-      const unsigned int v4425 = v4424 + v26;
-      const unsigned int v4426 = v4425 << 7u;
-      const unsigned int v4427 = v4426 + v8793;
-      out[v4427] = v4421;
-    }
-    const unsigned int v4429 = v46 + v8799;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4430 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4431 = v331.x[29];
-    const float v4432 = v4431 * v4430;
-    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4433) {
-      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4439 = v11 + v4429;
-      const unsigned int v4440 = v4439 * v1;
-      const unsigned int v4441 = v4440 + v26;
-      const unsigned int v4442 = v4441 << 7u;
-      const unsigned int v4443 = v4442 + v8798;
-      out[v4443] = v4437;
-    }
-    const unsigned int v4445 = v46 + v8804;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4446 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4447 = v331.x[30];
-    const float v4448 = v4447 * v4446;
-    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4449) {
-      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4455 = v11 + v4445;
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v26;
-      const unsigned int v4458 = v4457 << 7u;
-      const unsigned int v4459 = v4458 + v8803;
-      out[v4459] = v4453;
-    }
-    const unsigned int v4461 = v46 + v8809;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4462 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4463 = v331.x[31];
-    const float v4464 = v4463 * v4462;
-    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4465) {
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4471 = v11 + v4461;
-      const unsigned int v4472 = v4471 * v1;
-      const unsigned int v4473 = v4472 + v26;
-      const unsigned int v4474 = v4473 << 7u;
-      const unsigned int v4475 = v4474 + v8808;
-      out[v4475] = v4469;
-    }
-    const unsigned int v4477 = v46 + v8814;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4478 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4479 = v333.x[0];
-    const float v4480 = v4479 * v4478;
-    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4481) {
-      const unsigned int v4484 = 64u + v8813;
-      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4487 = v11 + v4477;
-      const unsigned int v4488 = v4487 * v1;
-      const unsigned int v4489 = v4488 + v26;
-      const unsigned int v4490 = v4489 << 7u;
-      const unsigned int v4491 = v4490 + v4484;
-      out[v4491] = v4485;
-    }
-    const unsigned int v4493 = v46 + v8819;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4494 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4495 = v333.x[1];
-    const float v4496 = v4495 * v4494;
-    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4497) {
-      const unsigned int v4500 = 64u + v8818;
-      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4503 = v11 + v4493;
-      const unsigned int v4504 = v4503 * v1;
-      const unsigned int v4505 = v4504 + v26;
-      const unsigned int v4506 = v4505 << 7u;
-      const unsigned int v4507 = v4506 + v4500;
-      out[v4507] = v4501;
-    }
-    const unsigned int v4509 = v46 + v8824;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4510 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4511 = v333.x[2];
-    const float v4512 = v4511 * v4510;
-    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4513) {
-      const unsigned int v4516 = 64u + v8823;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4519 = v11 + v4509;
-      const unsigned int v4520 = v4519 * v1;
-      const unsigned int v4521 = v4520 + v26;
-      const unsigned int v4522 = v4521 << 7u;
-      const unsigned int v4523 = v4522 + v4516;
-      out[v4523] = v4517;
-    }
-    const unsigned int v4525 = v46 + v8829;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4526 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4527 = v333.x[3];
-    const float v4528 = v4527 * v4526;
-    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4529) {
-      const unsigned int v4532 = 64u + v8828;
-      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4535 = v11 + v4525;
-      const unsigned int v4536 = v4535 * v1;
-      const unsigned int v4537 = v4536 + v26;
-      const unsigned int v4538 = v4537 << 7u;
-      const unsigned int v4539 = v4538 + v4532;
-      out[v4539] = v4533;
-    }
-    const unsigned int v4541 = v46 + v8834;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4542 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4543 = v333.x[4];
-    const float v4544 = v4543 * v4542;
-    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4545) {
-      const unsigned int v4548 = 64u + v8833;
-      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4551 = v11 + v4541;
-      const unsigned int v4552 = v4551 * v1;
-      const unsigned int v4553 = v4552 + v26;
-      const unsigned int v4554 = v4553 << 7u;
-      const unsigned int v4555 = v4554 + v4548;
-      out[v4555] = v4549;
-    }
-    const unsigned int v4557 = v46 + v8839;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4558 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4559 = v333.x[5];
-    const float v4560 = v4559 * v4558;
-    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4561) {
-      const unsigned int v4564 = 64u + v8838;
-      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4567 = v11 + v4557;
-      const unsigned int v4568 = v4567 * v1;
-      const unsigned int v4569 = v4568 + v26;
-      const unsigned int v4570 = v4569 << 7u;
-      const unsigned int v4571 = v4570 + v4564;
-      out[v4571] = v4565;
-    }
-    const unsigned int v4573 = v46 + v8844;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4574 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4575 = v333.x[6];
-    const float v4576 = v4575 * v4574;
-    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4577) {
-      const unsigned int v4580 = 64u + v8843;
-      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4583 = v11 + v4573;
-      const unsigned int v4584 = v4583 * v1;
-      const unsigned int v4585 = v4584 + v26;
-      const unsigned int v4586 = v4585 << 7u;
-      const unsigned int v4587 = v4586 + v4580;
-      out[v4587] = v4581;
-    }
-    const unsigned int v4589 = v46 + v8849;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4590 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4591 = v333.x[7];
-    const float v4592 = v4591 * v4590;
-    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4593) {
-      const unsigned int v4596 = 64u + v8848;
-      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4599 = v11 + v4589;
-      const unsigned int v4600 = v4599 * v1;
-      const unsigned int v4601 = v4600 + v26;
-      const unsigned int v4602 = v4601 << 7u;
-      const unsigned int v4603 = v4602 + v4596;
-      out[v4603] = v4597;
-    }
-    const unsigned int v4605 = v46 + v8854;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4606 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4607 = v333.x[8];
-    const float v4608 = v4607 * v4606;
-    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4609) {
-      const unsigned int v4612 = 64u + v8853;
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4615 = v11 + v4605;
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v26;
-      const unsigned int v4618 = v4617 << 7u;
-      const unsigned int v4619 = v4618 + v4612;
-      out[v4619] = v4613;
-    }
-    const unsigned int v4621 = v46 + v8859;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4622 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4623 = v333.x[9];
-    const float v4624 = v4623 * v4622;
-    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4625) {
-      const unsigned int v4628 = 64u + v8858;
-      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4631 = v11 + v4621;
-      const unsigned int v4632 = v4631 * v1;
-      const unsigned int v4633 = v4632 + v26;
-      const unsigned int v4634 = v4633 << 7u;
-      const unsigned int v4635 = v4634 + v4628;
-      out[v4635] = v4629;
-    }
-    const unsigned int v4637 = v46 + v8864;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4638 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4639 = v333.x[10];
-    const float v4640 = v4639 * v4638;
-    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4641) {
-      const unsigned int v4644 = 64u + v8863;
-      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4647 = v11 + v4637;
-      const unsigned int v4648 = v4647 * v1;
-      const unsigned int v4649 = v4648 + v26;
-      const unsigned int v4650 = v4649 << 7u;
-      const unsigned int v4651 = v4650 + v4644;
-      out[v4651] = v4645;
-    }
-    const unsigned int v4653 = v46 + v8869;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4654 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4655 = v333.x[11];
-    const float v4656 = v4655 * v4654;
-    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4657) {
-      const unsigned int v4660 = 64u + v8868;
-      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4663 = v11 + v4653;
-      const unsigned int v4664 = v4663 * v1;
-      const unsigned int v4665 = v4664 + v26;
-      const unsigned int v4666 = v4665 << 7u;
-      const unsigned int v4667 = v4666 + v4660;
-      out[v4667] = v4661;
-    }
-    const unsigned int v4669 = v46 + v8874;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4670 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4671 = v333.x[12];
-    const float v4672 = v4671 * v4670;
-    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4673) {
-      const unsigned int v4676 = 64u + v8873;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4679 = v11 + v4669;
-      const unsigned int v4680 = v4679 * v1;
-      const unsigned int v4681 = v4680 + v26;
-      const unsigned int v4682 = v4681 << 7u;
-      const unsigned int v4683 = v4682 + v4676;
-      out[v4683] = v4677;
-    }
-    const unsigned int v4685 = v46 + v8879;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4686 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4687 = v333.x[13];
-    const float v4688 = v4687 * v4686;
-    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4689) {
-      const unsigned int v4692 = 64u + v8878;
-      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4695 = v11 + v4685;
-      const unsigned int v4696 = v4695 * v1;
-      const unsigned int v4697 = v4696 + v26;
-      const unsigned int v4698 = v4697 << 7u;
-      const unsigned int v4699 = v4698 + v4692;
-      out[v4699] = v4693;
-    }
-    const unsigned int v4701 = v46 + v8884;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4702 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4703 = v333.x[14];
-    const float v4704 = v4703 * v4702;
-    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4705) {
-      const unsigned int v4708 = 64u + v8883;
-      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4711 = v11 + v4701;
-      const unsigned int v4712 = v4711 * v1;
-      const unsigned int v4713 = v4712 + v26;
-      const unsigned int v4714 = v4713 << 7u;
-      const unsigned int v4715 = v4714 + v4708;
-      out[v4715] = v4709;
-    }
-    const unsigned int v4717 = v46 + v8889;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4718 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4719 = v333.x[15];
-    const float v4720 = v4719 * v4718;
-    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4721) {
-      const unsigned int v4724 = 64u + v8888;
-      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4727 = v11 + v4717;
-      const unsigned int v4728 = v4727 * v1;
-      const unsigned int v4729 = v4728 + v26;
-      const unsigned int v4730 = v4729 << 7u;
-      const unsigned int v4731 = v4730 + v4724;
-      out[v4731] = v4725;
-    }
-    const unsigned int v4733 = v46 + v8894;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4734 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4735 = v333.x[16];
-    const float v4736 = v4735 * v4734;
-    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4737) {
-      const unsigned int v4740 = 64u + v8893;
-      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4743 = v11 + v4733;
-      const unsigned int v4744 = v4743 * v1;
-      const unsigned int v4745 = v4744 + v26;
-      const unsigned int v4746 = v4745 << 7u;
-      const unsigned int v4747 = v4746 + v4740;
-      out[v4747] = v4741;
-    }
-    const unsigned int v4749 = v46 + v8899;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4750 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4751 = v333.x[17];
-    const float v4752 = v4751 * v4750;
-    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4753) {
-      const unsigned int v4756 = 64u + v8898;
-      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4759 = v11 + v4749;
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v26;
-      const unsigned int v4762 = v4761 << 7u;
-      const unsigned int v4763 = v4762 + v4756;
-      out[v4763] = v4757;
-    }
-    const unsigned int v4765 = v46 + v8904;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4766 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4767 = v333.x[18];
-    const float v4768 = v4767 * v4766;
-    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4769) {
-      const unsigned int v4772 = 64u + v8903;
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4775 = v11 + v4765;
-      const unsigned int v4776 = v4775 * v1;
-      const unsigned int v4777 = v4776 + v26;
-      const unsigned int v4778 = v4777 << 7u;
-      const unsigned int v4779 = v4778 + v4772;
-      out[v4779] = v4773;
-    }
-    const unsigned int v4781 = v46 + v8909;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4782 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4783 = v333.x[19];
-    const float v4784 = v4783 * v4782;
-    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4785) {
-      const unsigned int v4788 = 64u + v8908;
-      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4791 = v11 + v4781;
-      const unsigned int v4792 = v4791 * v1;
-      const unsigned int v4793 = v4792 + v26;
-      const unsigned int v4794 = v4793 << 7u;
-      const unsigned int v4795 = v4794 + v4788;
-      out[v4795] = v4789;
-    }
-    const unsigned int v4797 = v46 + v8914;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4798 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4799 = v333.x[20];
-    const float v4800 = v4799 * v4798;
-    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4801) {
-      const unsigned int v4804 = 64u + v8913;
-      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4807 = v11 + v4797;
-      const unsigned int v4808 = v4807 * v1;
-      const unsigned int v4809 = v4808 + v26;
-      const unsigned int v4810 = v4809 << 7u;
-      const unsigned int v4811 = v4810 + v4804;
-      out[v4811] = v4805;
-    }
-    const unsigned int v4813 = v46 + v8919;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4814 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4815 = v333.x[21];
-    const float v4816 = v4815 * v4814;
-    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4817) {
-      const unsigned int v4820 = 64u + v8918;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4823 = v11 + v4813;
-      const unsigned int v4824 = v4823 * v1;
-      const unsigned int v4825 = v4824 + v26;
-      const unsigned int v4826 = v4825 << 7u;
-      const unsigned int v4827 = v4826 + v4820;
-      out[v4827] = v4821;
-    }
-    const unsigned int v4829 = v46 + v8924;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4830 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4831 = v333.x[22];
-    const float v4832 = v4831 * v4830;
-    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4833) {
-      const unsigned int v4836 = 64u + v8923;
-      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4839 = v11 + v4829;
-      const unsigned int v4840 = v4839 * v1;
-      const unsigned int v4841 = v4840 + v26;
-      const unsigned int v4842 = v4841 << 7u;
-      const unsigned int v4843 = v4842 + v4836;
-      out[v4843] = v4837;
-    }
-    const unsigned int v4845 = v46 + v8929;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4846 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4847 = v333.x[23];
-    const float v4848 = v4847 * v4846;
-    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4849) {
-      const unsigned int v4852 = 64u + v8928;
-      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4855 = v11 + v4845;
-      const unsigned int v4856 = v4855 * v1;
-      const unsigned int v4857 = v4856 + v26;
-      const unsigned int v4858 = v4857 << 7u;
-      const unsigned int v4859 = v4858 + v4852;
-      out[v4859] = v4853;
-    }
-    const unsigned int v4861 = v46 + v8934;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4862 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4863 = v333.x[24];
-    const float v4864 = v4863 * v4862;
-    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4865) {
-      const unsigned int v4868 = 64u + v8933;
-      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4871 = v11 + v4861;
-      const unsigned int v4872 = v4871 * v1;
-      const unsigned int v4873 = v4872 + v26;
-      const unsigned int v4874 = v4873 << 7u;
-      const unsigned int v4875 = v4874 + v4868;
-      out[v4875] = v4869;
-    }
-    const unsigned int v4877 = v46 + v8939;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4878 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4879 = v333.x[25];
-    const float v4880 = v4879 * v4878;
-    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4881) {
-      const unsigned int v4884 = 64u + v8938;
-      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4887 = v11 + v4877;
-      const unsigned int v4888 = v4887 * v1;
-      const unsigned int v4889 = v4888 + v26;
-      const unsigned int v4890 = v4889 << 7u;
-      const unsigned int v4891 = v4890 + v4884;
-      out[v4891] = v4885;
-    }
-    const unsigned int v4893 = v46 + v8944;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4894 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4895 = v333.x[26];
-    const float v4896 = v4895 * v4894;
-    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4897) {
-      const unsigned int v4900 = 64u + v8943;
-      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4903 = v11 + v4893;
-      const unsigned int v4904 = v4903 * v1;
-      const unsigned int v4905 = v4904 + v26;
-      const unsigned int v4906 = v4905 << 7u;
-      const unsigned int v4907 = v4906 + v4900;
-      out[v4907] = v4901;
-    }
-    const unsigned int v4909 = v46 + v8949;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4910 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4911 = v333.x[27];
-    const float v4912 = v4911 * v4910;
-    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4913) {
-      const unsigned int v4916 = 64u + v8948;
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4919 = v11 + v4909;
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v26;
-      const unsigned int v4922 = v4921 << 7u;
-      const unsigned int v4923 = v4922 + v4916;
-      out[v4923] = v4917;
-    }
-    const unsigned int v4925 = v46 + v8954;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4926 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4927 = v333.x[28];
-    const float v4928 = v4927 * v4926;
-    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4929) {
-      const unsigned int v4932 = 64u + v8953;
-      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4935 = v11 + v4925;
-      const unsigned int v4936 = v4935 * v1;
-      const unsigned int v4937 = v4936 + v26;
-      const unsigned int v4938 = v4937 << 7u;
-      const unsigned int v4939 = v4938 + v4932;
-      out[v4939] = v4933;
-    }
-    const unsigned int v4941 = v46 + v8959;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4942 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4943 = v333.x[29];
-    const float v4944 = v4943 * v4942;
-    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4945) {
-      const unsigned int v4948 = 64u + v8958;
-      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4951 = v11 + v4941;
-      const unsigned int v4952 = v4951 * v1;
-      const unsigned int v4953 = v4952 + v26;
-      const unsigned int v4954 = v4953 << 7u;
-      const unsigned int v4955 = v4954 + v4948;
-      out[v4955] = v4949;
-    }
-    const unsigned int v4957 = v46 + v8964;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4958 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4959 = v333.x[30];
-    const float v4960 = v4959 * v4958;
-    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4961) {
-      const unsigned int v4964 = 64u + v8963;
-      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4967 = v11 + v4957;
-      const unsigned int v4968 = v4967 * v1;
-      const unsigned int v4969 = v4968 + v26;
-      const unsigned int v4970 = v4969 << 7u;
-      const unsigned int v4971 = v4970 + v4964;
-      out[v4971] = v4965;
-    }
-    const unsigned int v4973 = v46 + v8969;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4974 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4975 = v333.x[31];
-    const float v4976 = v4975 * v4974;
-    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4977) {
-      const unsigned int v4980 = 64u + v8968;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4983 = v11 + v4973;
-      const unsigned int v4984 = v4983 * v1;
-      const unsigned int v4985 = v4984 + v26;
-      const unsigned int v4986 = v4985 << 7u;
-      const unsigned int v4987 = v4986 + v4980;
-      out[v4987] = v4981;
-    }
-    const unsigned int v4989 = v46 + v3859;  // kernels/sdpa/flash_tile.hpp:242
-    const float v4991 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:243
-    const float v4992 = v3857.x[0];
-    const float v4993 = log2f(v4992);
-    const float v4994 = v4993 + v4991;
-    const float v4995 = v4994 * 0.6931472f;
-    const bool v4998 = v3858 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v4999 = v4989 < v18;
-    const bool v5000 = v4998 && v4999;
-    if (v5000) {
-      const unsigned int v5001 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5002 = v5001 + v11;
-      const unsigned int v5003 = v5002 + v4989;
-      lse[v5003] = v4995;
-    }
-    const unsigned int v5005 = v46 + v3872;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5007 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5008 = v3857.x[1];
-    const float v5009 = log2f(v5008);
-    const float v5010 = v5009 + v5007;
-    const float v5011 = v5010 * 0.6931472f;
-    const bool v5014 = v3871 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5015 = v5005 < v18;
-    const bool v5016 = v5014 && v5015;
-    if (v5016) {
-      const unsigned int v5017 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5018 = v5017 + v11;
-      const unsigned int v5019 = v5018 + v5005;
-      lse[v5019] = v5011;
-    }
-    const unsigned int v5021 = v46 + v3885;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5023 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5024 = v3857.x[2];
-    const float v5025 = log2f(v5024);
-    const float v5026 = v5025 + v5023;
-    const float v5027 = v5026 * 0.6931472f;
-    const bool v5030 = v3884 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5031 = v5021 < v18;
-    const bool v5032 = v5030 && v5031;
-    if (v5032) {
-      const unsigned int v5033 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5034 = v5033 + v11;
-      const unsigned int v5035 = v5034 + v5021;
-      lse[v5035] = v5027;
-    }
-    const unsigned int v5037 = v46 + v3898;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5039 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5040 = v3857.x[3];
-    const float v5041 = log2f(v5040);
-    const float v5042 = v5041 + v5039;
-    const float v5043 = v5042 * 0.6931472f;
-    const bool v5046 = v3897 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5047 = v5037 < v18;
-    const bool v5048 = v5046 && v5047;
-    if (v5048) {
-      const unsigned int v5049 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5050 = v5049 + v11;
-      const unsigned int v5051 = v5050 + v5037;
-      lse[v5051] = v5043;
+    const float v3131 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3133;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3133, 0.0f);
+    const float v3137 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3138 = fmaxf(v3137, v3131);
+    const bool v3141 = v3138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3142 = v3141 ? 0.0f : v3138;
+    v3133.x[0] = v3142;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3146 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3147 = fmaxf(v3146, v3131);
+    const bool v3150 = v3147 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3151 = v3150 ? 0.0f : v3147;
+    v3133.x[1] = v3151;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3155 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3156 = fmaxf(v3155, v3131);
+    const bool v3159 = v3156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3160 = v3159 ? 0.0f : v3156;
+    v3133.x[2] = v3160;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3164 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3165 = fmaxf(v3164, v3131);
+    const bool v3168 = v3165 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3169 = v3168 ? 0.0f : v3165;
+    v3133.x[3] = v3169;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3171;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3171, 0.0f);
+    const unsigned int v3172 = static_cast<unsigned int>(v3171.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3173 = static_cast<unsigned int>(v3171.row(0, iron_linear_thread() & 31u));
+    const float v3175 = v3133.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3176 = v3131 - v3175;
+    const float v3177 = exp2f(v3176);
+    const float v3180 = v3137 - v3175;
+    const float v3181 = exp2f(v3180);
+    const float v3182 = v329.x[0];
+    const float v3183 = v3182 * v3181;
+    const float v3184 = v3183 + v3177;
+    v3171.x[0] = v3184;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3185 = static_cast<unsigned int>(v3171.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3186 = static_cast<unsigned int>(v3171.row(1, iron_linear_thread() & 31u));
+    const float v3188 = v3133.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3189 = v3131 - v3188;
+    const float v3190 = exp2f(v3189);
+    const float v3193 = v3146 - v3188;
+    const float v3194 = exp2f(v3193);
+    const float v3195 = v329.x[1];
+    const float v3196 = v3195 * v3194;
+    const float v3197 = v3196 + v3190;
+    v3171.x[1] = v3197;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3198 = static_cast<unsigned int>(v3171.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3199 = static_cast<unsigned int>(v3171.row(2, iron_linear_thread() & 31u));
+    const float v3201 = v3133.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3202 = v3131 - v3201;
+    const float v3203 = exp2f(v3202);
+    const float v3206 = v3155 - v3201;
+    const float v3207 = exp2f(v3206);
+    const float v3208 = v329.x[2];
+    const float v3209 = v3208 * v3207;
+    const float v3210 = v3209 + v3203;
+    v3171.x[2] = v3210;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3211 = static_cast<unsigned int>(v3171.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3212 = static_cast<unsigned int>(v3171.row(3, iron_linear_thread() & 31u));
+    const float v3214 = v3133.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3215 = v3131 - v3214;
+    const float v3216 = exp2f(v3215);
+    const float v3219 = v3164 - v3214;
+    const float v3220 = exp2f(v3219);
+    const float v3221 = v329.x[3];
+    const float v3222 = v3221 * v3220;
+    const float v3223 = v3222 + v3216;
+    v3171.x[3] = v3223;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3225;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3225, 0.0f);
+    const float v3229 = v3171.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3235 = v3181 / v3229;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3237 = v3229 > 0.0f;
+    const float v3238 = v3237 ? v3235 : 0.0f;
+    v3225.x[0] = v3238;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3242 = v3171.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3248 = v3194 / v3242;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3250 = v3242 > 0.0f;
+    const float v3251 = v3250 ? v3248 : 0.0f;
+    v3225.x[1] = v3251;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3255 = v3171.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3261 = v3207 / v3255;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3263 = v3255 > 0.0f;
+    const float v3264 = v3263 ? v3261 : 0.0f;
+    v3225.x[2] = v3264;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3268 = v3171.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3274 = v3220 / v3268;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3276 = v3268 > 0.0f;
+    const float v3277 = v3276 ? v3274 : 0.0f;
+    v3225.x[3] = v3277;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3279 = v46 + v7282;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3280 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3281 = v331.x[0];
+    const float v3282 = v3281 * v3280;
+    const bool v3283 = v3279 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3283) {
+      const iron_bf16 v3287 = iron_f32_to_bf16(v3282);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3289 = v11 + v3279;
+      const unsigned int v3290 = v3289 * v1;
+      const unsigned int v3291 = v3290 + v26;
+      const unsigned int v3292 = v3291 << 7u;
+      const unsigned int v3293 = v3292 + v7281;
+      out[v3293] = v3287;
+    }
+    const unsigned int v3295 = v46 + v7287;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3296 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3297 = v331.x[1];
+    const float v3298 = v3297 * v3296;
+    const bool v3299 = v3295 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3299) {
+      const iron_bf16 v3303 = iron_f32_to_bf16(v3298);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3305 = v11 + v3295;
+      const unsigned int v3306 = v3305 * v1;
+      const unsigned int v3307 = v3306 + v26;
+      const unsigned int v3308 = v3307 << 7u;
+      const unsigned int v3309 = v3308 + v7286;
+      out[v3309] = v3303;
+    }
+    const unsigned int v3311 = v46 + v7292;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3312 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3313 = v331.x[2];
+    const float v3314 = v3313 * v3312;
+    const bool v3315 = v3311 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3315) {
+      const iron_bf16 v3319 = iron_f32_to_bf16(v3314);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3321 = v11 + v3311;
+      const unsigned int v3322 = v3321 * v1;
+      const unsigned int v3323 = v3322 + v26;
+      const unsigned int v3324 = v3323 << 7u;
+      const unsigned int v3325 = v3324 + v7291;
+      out[v3325] = v3319;
+    }
+    const unsigned int v3327 = v46 + v7297;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3328 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3329 = v331.x[3];
+    const float v3330 = v3329 * v3328;
+    const bool v3331 = v3327 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3331) {
+      const iron_bf16 v3335 = iron_f32_to_bf16(v3330);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3337 = v11 + v3327;
+      const unsigned int v3338 = v3337 * v1;
+      const unsigned int v3339 = v3338 + v26;
+      const unsigned int v3340 = v3339 << 7u;
+      const unsigned int v3341 = v3340 + v7296;
+      out[v3341] = v3335;
+    }
+    const unsigned int v3343 = v46 + v7302;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3344 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3345 = v331.x[4];
+    const float v3346 = v3345 * v3344;
+    const bool v3347 = v3343 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3347) {
+      const iron_bf16 v3351 = iron_f32_to_bf16(v3346);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3353 = v11 + v3343;
+      const unsigned int v3354 = v3353 * v1;
+      const unsigned int v3355 = v3354 + v26;
+      const unsigned int v3356 = v3355 << 7u;
+      const unsigned int v3357 = v3356 + v7301;
+      out[v3357] = v3351;
+    }
+    const unsigned int v3359 = v46 + v7307;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3360 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3361 = v331.x[5];
+    const float v3362 = v3361 * v3360;
+    const bool v3363 = v3359 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3363) {
+      const iron_bf16 v3367 = iron_f32_to_bf16(v3362);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3369 = v11 + v3359;
+      const unsigned int v3370 = v3369 * v1;
+      const unsigned int v3371 = v3370 + v26;
+      const unsigned int v3372 = v3371 << 7u;
+      const unsigned int v3373 = v3372 + v7306;
+      out[v3373] = v3367;
+    }
+    const unsigned int v3375 = v46 + v7312;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3376 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3377 = v331.x[6];
+    const float v3378 = v3377 * v3376;
+    const bool v3379 = v3375 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3379) {
+      const iron_bf16 v3383 = iron_f32_to_bf16(v3378);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3385 = v11 + v3375;
+      const unsigned int v3386 = v3385 * v1;
+      const unsigned int v3387 = v3386 + v26;
+      const unsigned int v3388 = v3387 << 7u;
+      const unsigned int v3389 = v3388 + v7311;
+      out[v3389] = v3383;
+    }
+    const unsigned int v3391 = v46 + v7317;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3392 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3393 = v331.x[7];
+    const float v3394 = v3393 * v3392;
+    const bool v3395 = v3391 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3395) {
+      const iron_bf16 v3399 = iron_f32_to_bf16(v3394);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3401 = v11 + v3391;
+      const unsigned int v3402 = v3401 * v1;
+      const unsigned int v3403 = v3402 + v26;
+      const unsigned int v3404 = v3403 << 7u;
+      const unsigned int v3405 = v3404 + v7316;
+      out[v3405] = v3399;
+    }
+    const unsigned int v3407 = v46 + v7322;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3408 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3409 = v331.x[8];
+    const float v3410 = v3409 * v3408;
+    const bool v3411 = v3407 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3411) {
+      const iron_bf16 v3415 = iron_f32_to_bf16(v3410);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3417 = v11 + v3407;
+      const unsigned int v3418 = v3417 * v1;
+      const unsigned int v3419 = v3418 + v26;
+      const unsigned int v3420 = v3419 << 7u;
+      const unsigned int v3421 = v3420 + v7321;
+      out[v3421] = v3415;
+    }
+    const unsigned int v3423 = v46 + v7327;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3424 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3425 = v331.x[9];
+    const float v3426 = v3425 * v3424;
+    const bool v3427 = v3423 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3427) {
+      const iron_bf16 v3431 = iron_f32_to_bf16(v3426);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3433 = v11 + v3423;
+      const unsigned int v3434 = v3433 * v1;
+      const unsigned int v3435 = v3434 + v26;
+      const unsigned int v3436 = v3435 << 7u;
+      const unsigned int v3437 = v3436 + v7326;
+      out[v3437] = v3431;
+    }
+    const unsigned int v3439 = v46 + v7332;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3440 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3441 = v331.x[10];
+    const float v3442 = v3441 * v3440;
+    const bool v3443 = v3439 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3443) {
+      const iron_bf16 v3447 = iron_f32_to_bf16(v3442);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3449 = v11 + v3439;
+      const unsigned int v3450 = v3449 * v1;
+      const unsigned int v3451 = v3450 + v26;
+      const unsigned int v3452 = v3451 << 7u;
+      const unsigned int v3453 = v3452 + v7331;
+      out[v3453] = v3447;
+    }
+    const unsigned int v3455 = v46 + v7337;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3456 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3457 = v331.x[11];
+    const float v3458 = v3457 * v3456;
+    const bool v3459 = v3455 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3459) {
+      const iron_bf16 v3463 = iron_f32_to_bf16(v3458);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3465 = v11 + v3455;
+      const unsigned int v3466 = v3465 * v1;
+      const unsigned int v3467 = v3466 + v26;
+      const unsigned int v3468 = v3467 << 7u;
+      const unsigned int v3469 = v3468 + v7336;
+      out[v3469] = v3463;
+    }
+    const unsigned int v3471 = v46 + v7342;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3472 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3473 = v331.x[12];
+    const float v3474 = v3473 * v3472;
+    const bool v3475 = v3471 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3475) {
+      const iron_bf16 v3479 = iron_f32_to_bf16(v3474);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3481 = v11 + v3471;
+      const unsigned int v3482 = v3481 * v1;
+      const unsigned int v3483 = v3482 + v26;
+      const unsigned int v3484 = v3483 << 7u;
+      const unsigned int v3485 = v3484 + v7341;
+      out[v3485] = v3479;
+    }
+    const unsigned int v3487 = v46 + v7347;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3488 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3489 = v331.x[13];
+    const float v3490 = v3489 * v3488;
+    const bool v3491 = v3487 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3491) {
+      const iron_bf16 v3495 = iron_f32_to_bf16(v3490);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3497 = v11 + v3487;
+      const unsigned int v3498 = v3497 * v1;
+      const unsigned int v3499 = v3498 + v26;
+      const unsigned int v3500 = v3499 << 7u;
+      const unsigned int v3501 = v3500 + v7346;
+      out[v3501] = v3495;
+    }
+    const unsigned int v3503 = v46 + v7352;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3504 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3505 = v331.x[14];
+    const float v3506 = v3505 * v3504;
+    const bool v3507 = v3503 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3507) {
+      const iron_bf16 v3511 = iron_f32_to_bf16(v3506);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3513 = v11 + v3503;
+      const unsigned int v3514 = v3513 * v1;
+      const unsigned int v3515 = v3514 + v26;
+      const unsigned int v3516 = v3515 << 7u;
+      const unsigned int v3517 = v3516 + v7351;
+      out[v3517] = v3511;
+    }
+    const unsigned int v3519 = v46 + v7357;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3520 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3521 = v331.x[15];
+    const float v3522 = v3521 * v3520;
+    const bool v3523 = v3519 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3523) {
+      const iron_bf16 v3527 = iron_f32_to_bf16(v3522);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3529 = v11 + v3519;
+      const unsigned int v3530 = v3529 * v1;
+      const unsigned int v3531 = v3530 + v26;
+      const unsigned int v3532 = v3531 << 7u;
+      const unsigned int v3533 = v3532 + v7356;
+      out[v3533] = v3527;
+    }
+    const unsigned int v3535 = v46 + v7362;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3536 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3537 = v331.x[16];
+    const float v3538 = v3537 * v3536;
+    const bool v3539 = v3535 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3539) {
+      const iron_bf16 v3543 = iron_f32_to_bf16(v3538);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3545 = v11 + v3535;
+      const unsigned int v3546 = v3545 * v1;
+      const unsigned int v3547 = v3546 + v26;
+      const unsigned int v3548 = v3547 << 7u;
+      const unsigned int v3549 = v3548 + v7361;
+      out[v3549] = v3543;
+    }
+    const unsigned int v3551 = v46 + v7367;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3552 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3553 = v331.x[17];
+    const float v3554 = v3553 * v3552;
+    const bool v3555 = v3551 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3555) {
+      const iron_bf16 v3559 = iron_f32_to_bf16(v3554);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3561 = v11 + v3551;
+      const unsigned int v3562 = v3561 * v1;
+      const unsigned int v3563 = v3562 + v26;
+      const unsigned int v3564 = v3563 << 7u;
+      const unsigned int v3565 = v3564 + v7366;
+      out[v3565] = v3559;
+    }
+    const unsigned int v3567 = v46 + v7372;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3568 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3569 = v331.x[18];
+    const float v3570 = v3569 * v3568;
+    const bool v3571 = v3567 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3571) {
+      const iron_bf16 v3575 = iron_f32_to_bf16(v3570);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3577 = v11 + v3567;
+      const unsigned int v3578 = v3577 * v1;
+      const unsigned int v3579 = v3578 + v26;
+      const unsigned int v3580 = v3579 << 7u;
+      const unsigned int v3581 = v3580 + v7371;
+      out[v3581] = v3575;
+    }
+    const unsigned int v3583 = v46 + v7377;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3584 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3585 = v331.x[19];
+    const float v3586 = v3585 * v3584;
+    const bool v3587 = v3583 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3587) {
+      const iron_bf16 v3591 = iron_f32_to_bf16(v3586);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3593 = v11 + v3583;
+      const unsigned int v3594 = v3593 * v1;
+      const unsigned int v3595 = v3594 + v26;
+      const unsigned int v3596 = v3595 << 7u;
+      const unsigned int v3597 = v3596 + v7376;
+      out[v3597] = v3591;
+    }
+    const unsigned int v3599 = v46 + v7382;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3600 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3601 = v331.x[20];
+    const float v3602 = v3601 * v3600;
+    const bool v3603 = v3599 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3603) {
+      const iron_bf16 v3607 = iron_f32_to_bf16(v3602);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3609 = v11 + v3599;
+      const unsigned int v3610 = v3609 * v1;
+      const unsigned int v3611 = v3610 + v26;
+      const unsigned int v3612 = v3611 << 7u;
+      const unsigned int v3613 = v3612 + v7381;
+      out[v3613] = v3607;
+    }
+    const unsigned int v3615 = v46 + v7387;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3616 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3617 = v331.x[21];
+    const float v3618 = v3617 * v3616;
+    const bool v3619 = v3615 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3619) {
+      const iron_bf16 v3623 = iron_f32_to_bf16(v3618);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3625 = v11 + v3615;
+      const unsigned int v3626 = v3625 * v1;
+      const unsigned int v3627 = v3626 + v26;
+      const unsigned int v3628 = v3627 << 7u;
+      const unsigned int v3629 = v3628 + v7386;
+      out[v3629] = v3623;
+    }
+    const unsigned int v3631 = v46 + v7392;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3632 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3633 = v331.x[22];
+    const float v3634 = v3633 * v3632;
+    const bool v3635 = v3631 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3635) {
+      const iron_bf16 v3639 = iron_f32_to_bf16(v3634);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3641 = v11 + v3631;
+      const unsigned int v3642 = v3641 * v1;
+      const unsigned int v3643 = v3642 + v26;
+      const unsigned int v3644 = v3643 << 7u;
+      const unsigned int v3645 = v3644 + v7391;
+      out[v3645] = v3639;
+    }
+    const unsigned int v3647 = v46 + v7397;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3648 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3649 = v331.x[23];
+    const float v3650 = v3649 * v3648;
+    const bool v3651 = v3647 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3651) {
+      const iron_bf16 v3655 = iron_f32_to_bf16(v3650);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3657 = v11 + v3647;
+      const unsigned int v3658 = v3657 * v1;
+      const unsigned int v3659 = v3658 + v26;
+      const unsigned int v3660 = v3659 << 7u;
+      const unsigned int v3661 = v3660 + v7396;
+      out[v3661] = v3655;
+    }
+    const unsigned int v3663 = v46 + v7402;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3664 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3665 = v331.x[24];
+    const float v3666 = v3665 * v3664;
+    const bool v3667 = v3663 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3667) {
+      const iron_bf16 v3671 = iron_f32_to_bf16(v3666);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3673 = v11 + v3663;
+      const unsigned int v3674 = v3673 * v1;
+      const unsigned int v3675 = v3674 + v26;
+      const unsigned int v3676 = v3675 << 7u;
+      const unsigned int v3677 = v3676 + v7401;
+      out[v3677] = v3671;
+    }
+    const unsigned int v3679 = v46 + v7407;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3680 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3681 = v331.x[25];
+    const float v3682 = v3681 * v3680;
+    const bool v3683 = v3679 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3683) {
+      const iron_bf16 v3687 = iron_f32_to_bf16(v3682);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3689 = v11 + v3679;
+      const unsigned int v3690 = v3689 * v1;
+      const unsigned int v3691 = v3690 + v26;
+      const unsigned int v3692 = v3691 << 7u;
+      const unsigned int v3693 = v3692 + v7406;
+      out[v3693] = v3687;
+    }
+    const unsigned int v3695 = v46 + v7412;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3696 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3697 = v331.x[26];
+    const float v3698 = v3697 * v3696;
+    const bool v3699 = v3695 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3699) {
+      const iron_bf16 v3703 = iron_f32_to_bf16(v3698);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3705 = v11 + v3695;
+      const unsigned int v3706 = v3705 * v1;
+      const unsigned int v3707 = v3706 + v26;
+      const unsigned int v3708 = v3707 << 7u;
+      const unsigned int v3709 = v3708 + v7411;
+      out[v3709] = v3703;
+    }
+    const unsigned int v3711 = v46 + v7417;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3712 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3713 = v331.x[27];
+    const float v3714 = v3713 * v3712;
+    const bool v3715 = v3711 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3715) {
+      const iron_bf16 v3719 = iron_f32_to_bf16(v3714);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3721 = v11 + v3711;
+      const unsigned int v3722 = v3721 * v1;
+      const unsigned int v3723 = v3722 + v26;
+      const unsigned int v3724 = v3723 << 7u;
+      const unsigned int v3725 = v3724 + v7416;
+      out[v3725] = v3719;
+    }
+    const unsigned int v3727 = v46 + v7422;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3728 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3729 = v331.x[28];
+    const float v3730 = v3729 * v3728;
+    const bool v3731 = v3727 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3731) {
+      const iron_bf16 v3735 = iron_f32_to_bf16(v3730);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3737 = v11 + v3727;
+      const unsigned int v3738 = v3737 * v1;
+      const unsigned int v3739 = v3738 + v26;
+      const unsigned int v3740 = v3739 << 7u;
+      const unsigned int v3741 = v3740 + v7421;
+      out[v3741] = v3735;
+    }
+    const unsigned int v3743 = v46 + v7427;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3744 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3745 = v331.x[29];
+    const float v3746 = v3745 * v3744;
+    const bool v3747 = v3743 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3747) {
+      const iron_bf16 v3751 = iron_f32_to_bf16(v3746);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3753 = v11 + v3743;
+      const unsigned int v3754 = v3753 * v1;
+      const unsigned int v3755 = v3754 + v26;
+      const unsigned int v3756 = v3755 << 7u;
+      const unsigned int v3757 = v3756 + v7426;
+      out[v3757] = v3751;
+    }
+    const unsigned int v3759 = v46 + v7432;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3760 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3761 = v331.x[30];
+    const float v3762 = v3761 * v3760;
+    const bool v3763 = v3759 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3763) {
+      const iron_bf16 v3767 = iron_f32_to_bf16(v3762);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3769 = v11 + v3759;
+      const unsigned int v3770 = v3769 * v1;
+      const unsigned int v3771 = v3770 + v26;
+      const unsigned int v3772 = v3771 << 7u;
+      const unsigned int v3773 = v3772 + v7431;
+      out[v3773] = v3767;
+    }
+    const unsigned int v3775 = v46 + v7437;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3776 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3777 = v331.x[31];
+    const float v3778 = v3777 * v3776;
+    const bool v3779 = v3775 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3779) {
+      const iron_bf16 v3783 = iron_f32_to_bf16(v3778);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3785 = v11 + v3775;
+      const unsigned int v3786 = v3785 * v1;
+      const unsigned int v3787 = v3786 + v26;
+      const unsigned int v3788 = v3787 << 7u;
+      const unsigned int v3789 = v3788 + v7436;
+      out[v3789] = v3783;
+    }
+    const unsigned int v3791 = v46 + v7442;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3792 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3793 = v333.x[0];
+    const float v3794 = v3793 * v3792;
+    const bool v3795 = v3791 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3795) {
+      const unsigned int v3798 = 64u + v7441;
+      const iron_bf16 v3799 = iron_f32_to_bf16(v3794);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3801 = v11 + v3791;
+      const unsigned int v3802 = v3801 * v1;
+      const unsigned int v3803 = v3802 + v26;
+      const unsigned int v3804 = v3803 << 7u;
+      const unsigned int v3805 = v3804 + v3798;
+      out[v3805] = v3799;
+    }
+    const unsigned int v3807 = v46 + v7447;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3808 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3809 = v333.x[1];
+    const float v3810 = v3809 * v3808;
+    const bool v3811 = v3807 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3811) {
+      const unsigned int v3814 = 64u + v7446;
+      const iron_bf16 v3815 = iron_f32_to_bf16(v3810);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3817 = v11 + v3807;
+      const unsigned int v3818 = v3817 * v1;
+      const unsigned int v3819 = v3818 + v26;
+      const unsigned int v3820 = v3819 << 7u;
+      const unsigned int v3821 = v3820 + v3814;
+      out[v3821] = v3815;
+    }
+    const unsigned int v3823 = v46 + v7452;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3824 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3825 = v333.x[2];
+    const float v3826 = v3825 * v3824;
+    const bool v3827 = v3823 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3827) {
+      const unsigned int v3830 = 64u + v7451;
+      const iron_bf16 v3831 = iron_f32_to_bf16(v3826);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3833 = v11 + v3823;
+      const unsigned int v3834 = v3833 * v1;
+      const unsigned int v3835 = v3834 + v26;
+      const unsigned int v3836 = v3835 << 7u;
+      const unsigned int v3837 = v3836 + v3830;
+      out[v3837] = v3831;
+    }
+    const unsigned int v3839 = v46 + v7457;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3840 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3841 = v333.x[3];
+    const float v3842 = v3841 * v3840;
+    const bool v3843 = v3839 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3843) {
+      const unsigned int v3846 = 64u + v7456;
+      const iron_bf16 v3847 = iron_f32_to_bf16(v3842);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3849 = v11 + v3839;
+      const unsigned int v3850 = v3849 * v1;
+      const unsigned int v3851 = v3850 + v26;
+      const unsigned int v3852 = v3851 << 7u;
+      const unsigned int v3853 = v3852 + v3846;
+      out[v3853] = v3847;
+    }
+    const unsigned int v3855 = v46 + v7462;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3856 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3857 = v333.x[4];
+    const float v3858 = v3857 * v3856;
+    const bool v3859 = v3855 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3859) {
+      const unsigned int v3862 = 64u + v7461;
+      const iron_bf16 v3863 = iron_f32_to_bf16(v3858);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3865 = v11 + v3855;
+      const unsigned int v3866 = v3865 * v1;
+      const unsigned int v3867 = v3866 + v26;
+      const unsigned int v3868 = v3867 << 7u;
+      const unsigned int v3869 = v3868 + v3862;
+      out[v3869] = v3863;
+    }
+    const unsigned int v3871 = v46 + v7467;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3872 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3873 = v333.x[5];
+    const float v3874 = v3873 * v3872;
+    const bool v3875 = v3871 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3875) {
+      const unsigned int v3878 = 64u + v7466;
+      const iron_bf16 v3879 = iron_f32_to_bf16(v3874);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3881 = v11 + v3871;
+      const unsigned int v3882 = v3881 * v1;
+      const unsigned int v3883 = v3882 + v26;
+      const unsigned int v3884 = v3883 << 7u;
+      const unsigned int v3885 = v3884 + v3878;
+      out[v3885] = v3879;
+    }
+    const unsigned int v3887 = v46 + v7472;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3888 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3889 = v333.x[6];
+    const float v3890 = v3889 * v3888;
+    const bool v3891 = v3887 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3891) {
+      const unsigned int v3894 = 64u + v7471;
+      const iron_bf16 v3895 = iron_f32_to_bf16(v3890);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3897 = v11 + v3887;
+      const unsigned int v3898 = v3897 * v1;
+      const unsigned int v3899 = v3898 + v26;
+      const unsigned int v3900 = v3899 << 7u;
+      const unsigned int v3901 = v3900 + v3894;
+      out[v3901] = v3895;
+    }
+    const unsigned int v3903 = v46 + v7477;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3904 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3905 = v333.x[7];
+    const float v3906 = v3905 * v3904;
+    const bool v3907 = v3903 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3907) {
+      const unsigned int v3910 = 64u + v7476;
+      const iron_bf16 v3911 = iron_f32_to_bf16(v3906);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3913 = v11 + v3903;
+      const unsigned int v3914 = v3913 * v1;
+      const unsigned int v3915 = v3914 + v26;
+      const unsigned int v3916 = v3915 << 7u;
+      const unsigned int v3917 = v3916 + v3910;
+      out[v3917] = v3911;
+    }
+    const unsigned int v3919 = v46 + v7482;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3920 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3921 = v333.x[8];
+    const float v3922 = v3921 * v3920;
+    const bool v3923 = v3919 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3923) {
+      const unsigned int v3926 = 64u + v7481;
+      const iron_bf16 v3927 = iron_f32_to_bf16(v3922);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3929 = v11 + v3919;
+      const unsigned int v3930 = v3929 * v1;
+      const unsigned int v3931 = v3930 + v26;
+      const unsigned int v3932 = v3931 << 7u;
+      const unsigned int v3933 = v3932 + v3926;
+      out[v3933] = v3927;
+    }
+    const unsigned int v3935 = v46 + v7487;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3936 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3937 = v333.x[9];
+    const float v3938 = v3937 * v3936;
+    const bool v3939 = v3935 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3939) {
+      const unsigned int v3942 = 64u + v7486;
+      const iron_bf16 v3943 = iron_f32_to_bf16(v3938);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3945 = v11 + v3935;
+      const unsigned int v3946 = v3945 * v1;
+      const unsigned int v3947 = v3946 + v26;
+      const unsigned int v3948 = v3947 << 7u;
+      const unsigned int v3949 = v3948 + v3942;
+      out[v3949] = v3943;
+    }
+    const unsigned int v3951 = v46 + v7492;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3952 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3953 = v333.x[10];
+    const float v3954 = v3953 * v3952;
+    const bool v3955 = v3951 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3955) {
+      const unsigned int v3958 = 64u + v7491;
+      const iron_bf16 v3959 = iron_f32_to_bf16(v3954);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3961 = v11 + v3951;
+      const unsigned int v3962 = v3961 * v1;
+      const unsigned int v3963 = v3962 + v26;
+      const unsigned int v3964 = v3963 << 7u;
+      const unsigned int v3965 = v3964 + v3958;
+      out[v3965] = v3959;
+    }
+    const unsigned int v3967 = v46 + v7497;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3968 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3969 = v333.x[11];
+    const float v3970 = v3969 * v3968;
+    const bool v3971 = v3967 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3971) {
+      const unsigned int v3974 = 64u + v7496;
+      const iron_bf16 v3975 = iron_f32_to_bf16(v3970);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3977 = v11 + v3967;
+      const unsigned int v3978 = v3977 * v1;
+      const unsigned int v3979 = v3978 + v26;
+      const unsigned int v3980 = v3979 << 7u;
+      const unsigned int v3981 = v3980 + v3974;
+      out[v3981] = v3975;
+    }
+    const unsigned int v3983 = v46 + v7502;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3984 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3985 = v333.x[12];
+    const float v3986 = v3985 * v3984;
+    const bool v3987 = v3983 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3987) {
+      const unsigned int v3990 = 64u + v7501;
+      const iron_bf16 v3991 = iron_f32_to_bf16(v3986);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3993 = v11 + v3983;
+      const unsigned int v3994 = v3993 * v1;
+      const unsigned int v3995 = v3994 + v26;
+      const unsigned int v3996 = v3995 << 7u;
+      const unsigned int v3997 = v3996 + v3990;
+      out[v3997] = v3991;
+    }
+    const unsigned int v3999 = v46 + v7507;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4000 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4001 = v333.x[13];
+    const float v4002 = v4001 * v4000;
+    const bool v4003 = v3999 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4003) {
+      const unsigned int v4006 = 64u + v7506;
+      const iron_bf16 v4007 = iron_f32_to_bf16(v4002);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4009 = v11 + v3999;
+      const unsigned int v4010 = v4009 * v1;
+      const unsigned int v4011 = v4010 + v26;
+      const unsigned int v4012 = v4011 << 7u;
+      const unsigned int v4013 = v4012 + v4006;
+      out[v4013] = v4007;
+    }
+    const unsigned int v4015 = v46 + v7512;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4016 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4017 = v333.x[14];
+    const float v4018 = v4017 * v4016;
+    const bool v4019 = v4015 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4019) {
+      const unsigned int v4022 = 64u + v7511;
+      const iron_bf16 v4023 = iron_f32_to_bf16(v4018);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4025 = v11 + v4015;
+      const unsigned int v4026 = v4025 * v1;
+      const unsigned int v4027 = v4026 + v26;
+      const unsigned int v4028 = v4027 << 7u;
+      const unsigned int v4029 = v4028 + v4022;
+      out[v4029] = v4023;
+    }
+    const unsigned int v4031 = v46 + v7517;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4032 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4033 = v333.x[15];
+    const float v4034 = v4033 * v4032;
+    const bool v4035 = v4031 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4035) {
+      const unsigned int v4038 = 64u + v7516;
+      const iron_bf16 v4039 = iron_f32_to_bf16(v4034);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4041 = v11 + v4031;
+      const unsigned int v4042 = v4041 * v1;
+      const unsigned int v4043 = v4042 + v26;
+      const unsigned int v4044 = v4043 << 7u;
+      const unsigned int v4045 = v4044 + v4038;
+      out[v4045] = v4039;
+    }
+    const unsigned int v4047 = v46 + v7522;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4048 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4049 = v333.x[16];
+    const float v4050 = v4049 * v4048;
+    const bool v4051 = v4047 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4051) {
+      const unsigned int v4054 = 64u + v7521;
+      const iron_bf16 v4055 = iron_f32_to_bf16(v4050);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4057 = v11 + v4047;
+      const unsigned int v4058 = v4057 * v1;
+      const unsigned int v4059 = v4058 + v26;
+      const unsigned int v4060 = v4059 << 7u;
+      const unsigned int v4061 = v4060 + v4054;
+      out[v4061] = v4055;
+    }
+    const unsigned int v4063 = v46 + v7527;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4064 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4065 = v333.x[17];
+    const float v4066 = v4065 * v4064;
+    const bool v4067 = v4063 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4067) {
+      const unsigned int v4070 = 64u + v7526;
+      const iron_bf16 v4071 = iron_f32_to_bf16(v4066);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4073 = v11 + v4063;
+      const unsigned int v4074 = v4073 * v1;
+      const unsigned int v4075 = v4074 + v26;
+      const unsigned int v4076 = v4075 << 7u;
+      const unsigned int v4077 = v4076 + v4070;
+      out[v4077] = v4071;
+    }
+    const unsigned int v4079 = v46 + v7532;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4080 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4081 = v333.x[18];
+    const float v4082 = v4081 * v4080;
+    const bool v4083 = v4079 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4083) {
+      const unsigned int v4086 = 64u + v7531;
+      const iron_bf16 v4087 = iron_f32_to_bf16(v4082);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4089 = v11 + v4079;
+      const unsigned int v4090 = v4089 * v1;
+      const unsigned int v4091 = v4090 + v26;
+      const unsigned int v4092 = v4091 << 7u;
+      const unsigned int v4093 = v4092 + v4086;
+      out[v4093] = v4087;
+    }
+    const unsigned int v4095 = v46 + v7537;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4096 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4097 = v333.x[19];
+    const float v4098 = v4097 * v4096;
+    const bool v4099 = v4095 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4099) {
+      const unsigned int v4102 = 64u + v7536;
+      const iron_bf16 v4103 = iron_f32_to_bf16(v4098);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4105 = v11 + v4095;
+      const unsigned int v4106 = v4105 * v1;
+      const unsigned int v4107 = v4106 + v26;
+      const unsigned int v4108 = v4107 << 7u;
+      const unsigned int v4109 = v4108 + v4102;
+      out[v4109] = v4103;
+    }
+    const unsigned int v4111 = v46 + v7542;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4112 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4113 = v333.x[20];
+    const float v4114 = v4113 * v4112;
+    const bool v4115 = v4111 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4115) {
+      const unsigned int v4118 = 64u + v7541;
+      const iron_bf16 v4119 = iron_f32_to_bf16(v4114);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4121 = v11 + v4111;
+      const unsigned int v4122 = v4121 * v1;
+      const unsigned int v4123 = v4122 + v26;
+      const unsigned int v4124 = v4123 << 7u;
+      const unsigned int v4125 = v4124 + v4118;
+      out[v4125] = v4119;
+    }
+    const unsigned int v4127 = v46 + v7547;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4128 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4129 = v333.x[21];
+    const float v4130 = v4129 * v4128;
+    const bool v4131 = v4127 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4131) {
+      const unsigned int v4134 = 64u + v7546;
+      const iron_bf16 v4135 = iron_f32_to_bf16(v4130);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4137 = v11 + v4127;
+      const unsigned int v4138 = v4137 * v1;
+      const unsigned int v4139 = v4138 + v26;
+      const unsigned int v4140 = v4139 << 7u;
+      const unsigned int v4141 = v4140 + v4134;
+      out[v4141] = v4135;
+    }
+    const unsigned int v4143 = v46 + v7552;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4144 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4145 = v333.x[22];
+    const float v4146 = v4145 * v4144;
+    const bool v4147 = v4143 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4147) {
+      const unsigned int v4150 = 64u + v7551;
+      const iron_bf16 v4151 = iron_f32_to_bf16(v4146);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4153 = v11 + v4143;
+      const unsigned int v4154 = v4153 * v1;
+      const unsigned int v4155 = v4154 + v26;
+      const unsigned int v4156 = v4155 << 7u;
+      const unsigned int v4157 = v4156 + v4150;
+      out[v4157] = v4151;
+    }
+    const unsigned int v4159 = v46 + v7557;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4160 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4161 = v333.x[23];
+    const float v4162 = v4161 * v4160;
+    const bool v4163 = v4159 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4163) {
+      const unsigned int v4166 = 64u + v7556;
+      const iron_bf16 v4167 = iron_f32_to_bf16(v4162);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4169 = v11 + v4159;
+      const unsigned int v4170 = v4169 * v1;
+      const unsigned int v4171 = v4170 + v26;
+      const unsigned int v4172 = v4171 << 7u;
+      const unsigned int v4173 = v4172 + v4166;
+      out[v4173] = v4167;
+    }
+    const unsigned int v4175 = v46 + v7562;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4176 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4177 = v333.x[24];
+    const float v4178 = v4177 * v4176;
+    const bool v4179 = v4175 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4179) {
+      const unsigned int v4182 = 64u + v7561;
+      const iron_bf16 v4183 = iron_f32_to_bf16(v4178);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4185 = v11 + v4175;
+      const unsigned int v4186 = v4185 * v1;
+      const unsigned int v4187 = v4186 + v26;
+      const unsigned int v4188 = v4187 << 7u;
+      const unsigned int v4189 = v4188 + v4182;
+      out[v4189] = v4183;
+    }
+    const unsigned int v4191 = v46 + v7567;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4192 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4193 = v333.x[25];
+    const float v4194 = v4193 * v4192;
+    const bool v4195 = v4191 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4195) {
+      const unsigned int v4198 = 64u + v7566;
+      const iron_bf16 v4199 = iron_f32_to_bf16(v4194);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4201 = v11 + v4191;
+      const unsigned int v4202 = v4201 * v1;
+      const unsigned int v4203 = v4202 + v26;
+      const unsigned int v4204 = v4203 << 7u;
+      const unsigned int v4205 = v4204 + v4198;
+      out[v4205] = v4199;
+    }
+    const unsigned int v4207 = v46 + v7572;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4208 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4209 = v333.x[26];
+    const float v4210 = v4209 * v4208;
+    const bool v4211 = v4207 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4211) {
+      const unsigned int v4214 = 64u + v7571;
+      const iron_bf16 v4215 = iron_f32_to_bf16(v4210);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4217 = v11 + v4207;
+      const unsigned int v4218 = v4217 * v1;
+      const unsigned int v4219 = v4218 + v26;
+      const unsigned int v4220 = v4219 << 7u;
+      const unsigned int v4221 = v4220 + v4214;
+      out[v4221] = v4215;
+    }
+    const unsigned int v4223 = v46 + v7577;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4224 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4225 = v333.x[27];
+    const float v4226 = v4225 * v4224;
+    const bool v4227 = v4223 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4227) {
+      const unsigned int v4230 = 64u + v7576;
+      const iron_bf16 v4231 = iron_f32_to_bf16(v4226);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4233 = v11 + v4223;
+      const unsigned int v4234 = v4233 * v1;
+      const unsigned int v4235 = v4234 + v26;
+      const unsigned int v4236 = v4235 << 7u;
+      const unsigned int v4237 = v4236 + v4230;
+      out[v4237] = v4231;
+    }
+    const unsigned int v4239 = v46 + v7582;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4240 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4241 = v333.x[28];
+    const float v4242 = v4241 * v4240;
+    const bool v4243 = v4239 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4243) {
+      const unsigned int v4246 = 64u + v7581;
+      const iron_bf16 v4247 = iron_f32_to_bf16(v4242);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4249 = v11 + v4239;
+      const unsigned int v4250 = v4249 * v1;
+      const unsigned int v4251 = v4250 + v26;
+      const unsigned int v4252 = v4251 << 7u;
+      const unsigned int v4253 = v4252 + v4246;
+      out[v4253] = v4247;
+    }
+    const unsigned int v4255 = v46 + v7587;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4256 = v3225.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4257 = v333.x[29];
+    const float v4258 = v4257 * v4256;
+    const bool v4259 = v4255 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4259) {
+      const unsigned int v4262 = 64u + v7586;
+      const iron_bf16 v4263 = iron_f32_to_bf16(v4258);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4265 = v11 + v4255;
+      const unsigned int v4266 = v4265 * v1;
+      const unsigned int v4267 = v4266 + v26;
+      const unsigned int v4268 = v4267 << 7u;
+      const unsigned int v4269 = v4268 + v4262;
+      out[v4269] = v4263;
+    }
+    const unsigned int v4271 = v46 + v7592;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4272 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4273 = v333.x[30];
+    const float v4274 = v4273 * v4272;
+    const bool v4275 = v4271 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4275) {
+      const unsigned int v4278 = 64u + v7591;
+      const iron_bf16 v4279 = iron_f32_to_bf16(v4274);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4281 = v11 + v4271;
+      const unsigned int v4282 = v4281 * v1;
+      const unsigned int v4283 = v4282 + v26;
+      const unsigned int v4284 = v4283 << 7u;
+      const unsigned int v4285 = v4284 + v4278;
+      out[v4285] = v4279;
+    }
+    const unsigned int v4287 = v46 + v7597;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4288 = v3225.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4289 = v333.x[31];
+    const float v4290 = v4289 * v4288;
+    const bool v4291 = v4287 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4291) {
+      const unsigned int v4294 = 64u + v7596;
+      const iron_bf16 v4295 = iron_f32_to_bf16(v4290);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4297 = v11 + v4287;
+      const unsigned int v4298 = v4297 * v1;
+      const unsigned int v4299 = v4298 + v26;
+      const unsigned int v4300 = v4299 << 7u;
+      const unsigned int v4301 = v4300 + v4294;
+      out[v4301] = v4295;
+    }
+    const unsigned int v4303 = v46 + v3173;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4307 = log2f(v3229);  // kernels/sdpa/flash_tile.hpp:271
+    const float v4308 = v4307 + v3175;
+    const float v4309 = v4308 * 0.6931472f;
+    const bool v4312 = v3172 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4313 = v4303 < v18;
+    const bool v4314 = v4312 && v4313;
+    if (v4314) {
+      const unsigned int v4315 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v4316 = v4315 + v11;
+      const unsigned int v4317 = v4316 + v4303;
+      lse[v4317] = v4309;
+    }
+    const unsigned int v4319 = v46 + v3186;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4323 = log2f(v3242);  // kernels/sdpa/flash_tile.hpp:271
+    const float v4324 = v4323 + v3188;
+    const float v4325 = v4324 * 0.6931472f;
+    const bool v4328 = v3185 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4329 = v4319 < v18;
+    const bool v4330 = v4328 && v4329;
+    if (v4330) {
+      const unsigned int v4331 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v4332 = v4331 + v11;
+      const unsigned int v4333 = v4332 + v4319;
+      lse[v4333] = v4325;
+    }
+    const unsigned int v4335 = v46 + v3199;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4339 = log2f(v3255);  // kernels/sdpa/flash_tile.hpp:271
+    const float v4340 = v4339 + v3201;
+    const float v4341 = v4340 * 0.6931472f;
+    const bool v4344 = v3198 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4345 = v4335 < v18;
+    const bool v4346 = v4344 && v4345;
+    if (v4346) {
+      const unsigned int v4347 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v4348 = v4347 + v11;
+      const unsigned int v4349 = v4348 + v4335;
+      lse[v4349] = v4341;
+    }
+    const unsigned int v4351 = v46 + v3212;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4355 = log2f(v3268);  // kernels/sdpa/flash_tile.hpp:271
+    const float v4356 = v4355 + v3214;
+    const float v4357 = v4356 * 0.6931472f;
+    const bool v4360 = v3211 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4361 = v4351 < v18;
+    const bool v4362 = v4360 && v4361;
+    if (v4362) {
+      const unsigned int v4363 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v4364 = v4363 + v11;
+      const unsigned int v4365 = v4364 + v4351;
+      lse[v4365] = v4357;
     }
   }
 }

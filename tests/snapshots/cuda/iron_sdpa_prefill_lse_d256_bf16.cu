@@ -709,7 +709,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const bool v570 = v567 && v569;
     const unsigned int v571 = v570 ? v565 : v47;
     const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v575, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v577;
     iron_frag_fill(v577, 0.0f);
@@ -721,4375 +721,4187 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     iron_frag_fill(v583, 0.0f);
     iron_frag<float, 2, 16, 64> v585;
     iron_frag_fill(v585, 0.0f);
-    const bool v9550 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v9550) {
-      const unsigned int v9554 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9555 = v9554 < v37;
-      const unsigned int v9556 = v9555 ? v9554 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9557 = v31 + v9556;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9558 = v9557 * v2;
-      const unsigned int v9559 = v9558 + v28;
-      const unsigned int v9560 = v9559 << 8u;
-      const unsigned int v9561 = v9560 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9564 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9566 = v9564 + v71;
-      const unsigned int v9567 = v9566 + v69;
-      iron_copy_async<16>(shm1 + (v9567 ^ (((v9567 >> 6u) & 7u) << 3u)), k + v9561, v9555);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9568 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9569 = v9568 < v37;
-      const unsigned int v9570 = v9569 ? v9568 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9571 = v31 + v9570;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9572 = v9571 * v2;
-      const unsigned int v9573 = v9572 + v28;
-      const unsigned int v9574 = v9573 << 8u;
-      const unsigned int v9575 = v9574 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9576 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9578 = v9576 + v102;
-      const unsigned int v9579 = v9578 + v100;
-      iron_copy_async<16>(shm1 + (v9579 ^ (((v9579 >> 6u) & 7u) << 3u)), k + v9575, v9569);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9580 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9581 = v9580 < v37;
-      const unsigned int v9582 = v9581 ? v9580 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9583 = v31 + v9582;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9584 = v9583 * v2;
-      const unsigned int v9585 = v9584 + v28;
-      const unsigned int v9586 = v9585 << 8u;
-      const unsigned int v9587 = v9586 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9588 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9590 = v9588 + v133;
-      const unsigned int v9591 = v9590 + v131;
-      iron_copy_async<16>(shm1 + (v9591 ^ (((v9591 >> 6u) & 7u) << 3u)), k + v9587, v9581);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9592 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9593 = v9592 < v37;
-      const unsigned int v9594 = v9593 ? v9592 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9595 = v31 + v9594;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9596 = v9595 * v2;
-      const unsigned int v9597 = v9596 + v28;
-      const unsigned int v9598 = v9597 << 8u;
-      const unsigned int v9599 = v9598 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9600 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9602 = v9600 + v164;
-      const unsigned int v9603 = v9602 + v162;
-      iron_copy_async<16>(shm1 + (v9603 ^ (((v9603 >> 6u) & 7u) << 3u)), k + v9599, v9593);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9604 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9605 = v9604 < v37;
-      const unsigned int v9606 = v9605 ? v9604 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9607 = v31 + v9606;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9608 = v9607 * v2;
-      const unsigned int v9609 = v9608 + v28;
-      const unsigned int v9610 = v9609 << 8u;
-      const unsigned int v9611 = v9610 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9612 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9614 = v9612 + v195;
-      const unsigned int v9615 = v9614 + v193;
-      iron_copy_async<16>(shm1 + (v9615 ^ (((v9615 >> 6u) & 7u) << 3u)), k + v9611, v9605);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9616 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9617 = v9616 < v37;
-      const unsigned int v9618 = v9617 ? v9616 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9619 = v31 + v9618;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9620 = v9619 * v2;
-      const unsigned int v9621 = v9620 + v28;
-      const unsigned int v9622 = v9621 << 8u;
-      const unsigned int v9623 = v9622 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9624 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9626 = v9624 + v226;
-      const unsigned int v9627 = v9626 + v224;
-      iron_copy_async<16>(shm1 + (v9627 ^ (((v9627 >> 6u) & 7u) << 3u)), k + v9623, v9617);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9628 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9629 = v9628 < v37;
-      const unsigned int v9630 = v9629 ? v9628 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9631 = v31 + v9630;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9632 = v9631 * v2;
-      const unsigned int v9633 = v9632 + v28;
-      const unsigned int v9634 = v9633 << 8u;
-      const unsigned int v9635 = v9634 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9636 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9638 = v9636 + v257;
-      const unsigned int v9639 = v9638 + v255;
-      iron_copy_async<16>(shm1 + (v9639 ^ (((v9639 >> 6u) & 7u) << 3u)), k + v9635, v9629);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9640 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9641 = v9640 < v37;
-      const unsigned int v9642 = v9641 ? v9640 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9643 = v31 + v9642;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9644 = v9643 * v2;
-      const unsigned int v9645 = v9644 + v28;
-      const unsigned int v9646 = v9645 << 8u;
-      const unsigned int v9647 = v9646 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9648 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9650 = v9648 + v288;
-      const unsigned int v9651 = v9650 + v286;
-      iron_copy_async<16>(shm1 + (v9651 ^ (((v9651 >> 6u) & 7u) << 3u)), k + v9647, v9641);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v9567 ^ (((v9567 >> 6u) & 7u) << 3u)), v + v9561, v9555);
-      iron_copy_async<16>(shm2 + (v9579 ^ (((v9579 >> 6u) & 7u) << 3u)), v + v9575, v9569);
-      iron_copy_async<16>(shm2 + (v9591 ^ (((v9591 >> 6u) & 7u) << 3u)), v + v9587, v9581);
-      iron_copy_async<16>(shm2 + (v9603 ^ (((v9603 >> 6u) & 7u) << 3u)), v + v9599, v9593);
-      iron_copy_async<16>(shm2 + (v9615 ^ (((v9615 >> 6u) & 7u) << 3u)), v + v9611, v9605);
-      iron_copy_async<16>(shm2 + (v9627 ^ (((v9627 >> 6u) & 7u) << 3u)), v + v9623, v9617);
-      iron_copy_async<16>(shm2 + (v9639 ^ (((v9639 >> 6u) & 7u) << 3u)), v + v9635, v9629);
-      iron_copy_async<16>(shm2 + (v9651 ^ (((v9651 >> 6u) & 7u) << 3u)), v + v9647, v9641);
+    const bool v9138 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v9138) {
+      const unsigned int v9142 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9143 = v9142 < v37;
+      const unsigned int v9144 = v9143 ? v9142 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9145 = v31 + v9144;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9146 = v9145 * v2;
+      const unsigned int v9147 = v9146 + v28;
+      const unsigned int v9148 = v9147 << 8u;
+      const unsigned int v9149 = v9148 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9152 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9154 = v9152 + v71;
+      const unsigned int v9155 = v9154 + v69;
+      iron_copy_async<16>(shm1 + (v9155 ^ (((v9155 >> 6u) & 7u) << 3u)), k + v9149, v9143);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9156 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9157 = v9156 < v37;
+      const unsigned int v9158 = v9157 ? v9156 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9159 = v31 + v9158;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9160 = v9159 * v2;
+      const unsigned int v9161 = v9160 + v28;
+      const unsigned int v9162 = v9161 << 8u;
+      const unsigned int v9163 = v9162 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9164 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9166 = v9164 + v102;
+      const unsigned int v9167 = v9166 + v100;
+      iron_copy_async<16>(shm1 + (v9167 ^ (((v9167 >> 6u) & 7u) << 3u)), k + v9163, v9157);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9168 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9169 = v9168 < v37;
+      const unsigned int v9170 = v9169 ? v9168 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9171 = v31 + v9170;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9172 = v9171 * v2;
+      const unsigned int v9173 = v9172 + v28;
+      const unsigned int v9174 = v9173 << 8u;
+      const unsigned int v9175 = v9174 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9176 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9178 = v9176 + v133;
+      const unsigned int v9179 = v9178 + v131;
+      iron_copy_async<16>(shm1 + (v9179 ^ (((v9179 >> 6u) & 7u) << 3u)), k + v9175, v9169);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9180 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9181 = v9180 < v37;
+      const unsigned int v9182 = v9181 ? v9180 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9183 = v31 + v9182;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9184 = v9183 * v2;
+      const unsigned int v9185 = v9184 + v28;
+      const unsigned int v9186 = v9185 << 8u;
+      const unsigned int v9187 = v9186 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9188 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9190 = v9188 + v164;
+      const unsigned int v9191 = v9190 + v162;
+      iron_copy_async<16>(shm1 + (v9191 ^ (((v9191 >> 6u) & 7u) << 3u)), k + v9187, v9181);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9192 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9193 = v9192 < v37;
+      const unsigned int v9194 = v9193 ? v9192 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9195 = v31 + v9194;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9196 = v9195 * v2;
+      const unsigned int v9197 = v9196 + v28;
+      const unsigned int v9198 = v9197 << 8u;
+      const unsigned int v9199 = v9198 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9200 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9202 = v9200 + v195;
+      const unsigned int v9203 = v9202 + v193;
+      iron_copy_async<16>(shm1 + (v9203 ^ (((v9203 >> 6u) & 7u) << 3u)), k + v9199, v9193);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9204 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9205 = v9204 < v37;
+      const unsigned int v9206 = v9205 ? v9204 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9207 = v31 + v9206;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9208 = v9207 * v2;
+      const unsigned int v9209 = v9208 + v28;
+      const unsigned int v9210 = v9209 << 8u;
+      const unsigned int v9211 = v9210 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9212 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9214 = v9212 + v226;
+      const unsigned int v9215 = v9214 + v224;
+      iron_copy_async<16>(shm1 + (v9215 ^ (((v9215 >> 6u) & 7u) << 3u)), k + v9211, v9205);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9216 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9217 = v9216 < v37;
+      const unsigned int v9218 = v9217 ? v9216 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9219 = v31 + v9218;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9220 = v9219 * v2;
+      const unsigned int v9221 = v9220 + v28;
+      const unsigned int v9222 = v9221 << 8u;
+      const unsigned int v9223 = v9222 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9224 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9226 = v9224 + v257;
+      const unsigned int v9227 = v9226 + v255;
+      iron_copy_async<16>(shm1 + (v9227 ^ (((v9227 >> 6u) & 7u) << 3u)), k + v9223, v9217);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9228 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9229 = v9228 < v37;
+      const unsigned int v9230 = v9229 ? v9228 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9231 = v31 + v9230;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9232 = v9231 * v2;
+      const unsigned int v9233 = v9232 + v28;
+      const unsigned int v9234 = v9233 << 8u;
+      const unsigned int v9235 = v9234 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9236 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9238 = v9236 + v288;
+      const unsigned int v9239 = v9238 + v286;
+      iron_copy_async<16>(shm1 + (v9239 ^ (((v9239 >> 6u) & 7u) << 3u)), k + v9235, v9229);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v9155 ^ (((v9155 >> 6u) & 7u) << 3u)), v + v9149, v9143);
+      iron_copy_async<16>(shm2 + (v9167 ^ (((v9167 >> 6u) & 7u) << 3u)), v + v9163, v9157);
+      iron_copy_async<16>(shm2 + (v9179 ^ (((v9179 >> 6u) & 7u) << 3u)), v + v9175, v9169);
+      iron_copy_async<16>(shm2 + (v9191 ^ (((v9191 >> 6u) & 7u) << 3u)), v + v9187, v9181);
+      iron_copy_async<16>(shm2 + (v9203 ^ (((v9203 >> 6u) & 7u) << 3u)), v + v9199, v9193);
+      iron_copy_async<16>(shm2 + (v9215 ^ (((v9215 >> 6u) & 7u) << 3u)), v + v9211, v9205);
+      iron_copy_async<16>(shm2 + (v9227 ^ (((v9227 >> 6u) & 7u) << 3u)), v + v9223, v9217);
+      iron_copy_async<16>(shm2 + (v9239 ^ (((v9239 >> 6u) & 7u) << 3u)), v + v9235, v9229);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6495 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v6496 = v6495 << 6u;
-    const unsigned int v8582 = v41 & 3u;
-    const unsigned int v8584 = v8582 << 4u;
-    const unsigned int v8586 = v8584 << 6u;
-    const unsigned int v8588 = v6496 + v8586;
-    const unsigned int v8599 = v8588 + 16u;
-    const unsigned int v8608 = v8588 + 32u;
-    const unsigned int v8617 = v8588 + 48u;
-    const unsigned int v6510 = 8192u + v6496;
-    const unsigned int v8633 = v6510 + v8586;
-    const unsigned int v8644 = v8633 + 16u;
-    const unsigned int v8653 = v8633 + 32u;
-    const unsigned int v8662 = v8633 + 48u;
-    const unsigned int v6522 = 16384u + v6496;
-    const unsigned int v8678 = v6522 + v8586;
-    const unsigned int v8689 = v8678 + 16u;
-    const unsigned int v8698 = v8678 + 32u;
-    const unsigned int v8707 = v8678 + 48u;
-    const unsigned int v6534 = 24576u + v6496;
-    const unsigned int v8723 = v6534 + v8586;
-    const unsigned int v8734 = v8723 + 16u;
-    const unsigned int v8743 = v8723 + 32u;
-    const unsigned int v8752 = v8723 + 48u;
-    const bool v6550 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v7875 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v7876 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7880 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7881 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7885 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7886 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7890 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7891 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7895 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7896 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7900 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7901 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7905 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7906 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7910 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7911 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7915 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7916 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7920 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7921 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7925 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7926 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7930 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7931 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7935 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7936 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7940 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7941 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7945 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7946 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7950 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7951 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7955 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7956 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7960 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7961 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7965 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7966 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7970 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7971 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7975 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7976 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7980 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7981 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7985 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7986 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7990 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7991 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7995 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7996 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8000 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8001 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8005 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8006 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8010 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8011 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8015 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8016 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8020 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8021 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8025 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8026 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8030 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8031 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8035 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8036 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8040 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8041 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8045 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8046 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8050 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8051 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8055 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8056 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8060 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8061 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8065 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8066 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8070 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8071 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8075 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8076 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8080 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8081 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8085 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8086 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8090 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8091 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8095 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8096 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8100 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8101 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8105 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8106 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8110 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8111 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8115 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8116 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8120 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8121 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8125 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8126 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8130 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8131 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8135 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8136 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8140 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8141 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8145 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8146 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8150 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8151 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8155 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8156 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8160 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8161 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8165 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8166 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8170 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8171 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8175 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8176 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8180 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8181 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8185 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8186 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8190 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8191 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8195 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8196 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8200 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8201 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8205 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8206 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8210 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8211 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8215 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8216 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8220 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8221 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8225 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8226 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8230 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8231 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8235 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8236 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8240 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8241 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8245 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8246 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8250 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8251 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8255 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8256 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8260 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8261 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8265 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8266 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8270 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8271 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8275 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8276 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8280 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8281 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8285 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8286 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8290 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8291 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8295 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8296 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8300 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8301 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8305 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8306 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8310 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8311 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8315 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8316 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8320 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8321 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8325 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8326 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8330 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8331 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8335 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8336 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8340 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8341 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8345 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8346 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8350 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8351 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8355 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8356 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8360 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8361 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8365 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8366 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8370 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8371 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8375 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8376 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8380 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8381 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8385 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8386 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8390 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8391 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8395 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8396 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8400 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8401 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8405 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8406 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8410 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8411 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8415 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8416 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8420 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8421 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8425 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8426 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8430 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8431 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8435 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8436 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8440 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8441 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8445 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8446 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8450 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8451 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8455 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8456 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8460 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8461 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8465 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8466 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8470 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8471 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8475 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8476 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8480 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8481 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8485 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8486 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8490 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8491 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8495 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8496 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8500 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8501 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8505 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8506 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8510 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8511 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8523 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v6289 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v6290 = v6289 << 6u;
+    const unsigned int v8170 = v41 & 3u;
+    const unsigned int v8172 = v8170 << 4u;
+    const unsigned int v8174 = v8172 << 6u;
+    const unsigned int v8176 = v6290 + v8174;
+    const unsigned int v8187 = v8176 + 16u;
+    const unsigned int v8196 = v8176 + 32u;
+    const unsigned int v8205 = v8176 + 48u;
+    const unsigned int v6304 = 8192u + v6290;
+    const unsigned int v8221 = v6304 + v8174;
+    const unsigned int v8232 = v8221 + 16u;
+    const unsigned int v8241 = v8221 + 32u;
+    const unsigned int v8250 = v8221 + 48u;
+    const unsigned int v6316 = 16384u + v6290;
+    const unsigned int v8266 = v6316 + v8174;
+    const unsigned int v8277 = v8266 + 16u;
+    const unsigned int v8286 = v8266 + 32u;
+    const unsigned int v8295 = v8266 + 48u;
+    const unsigned int v6328 = 24576u + v6290;
+    const unsigned int v8311 = v6328 + v8174;
+    const unsigned int v8322 = v8311 + 16u;
+    const unsigned int v8331 = v8311 + 32u;
+    const unsigned int v8340 = v8311 + 48u;
+    const bool v6344 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v7463 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v7464 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7468 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7469 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7473 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7474 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7478 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7479 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7483 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7484 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7488 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7489 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7493 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7494 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7498 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7499 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7503 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7504 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7508 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7509 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7513 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7514 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7518 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7519 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7523 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7524 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7528 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7529 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7533 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7534 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7538 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7539 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7543 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7544 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7548 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7549 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7553 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7554 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7558 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7559 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7563 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7564 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7568 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7569 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7573 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7574 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7578 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7579 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7583 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7584 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7588 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7589 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7593 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7594 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7598 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7599 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7603 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7604 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7608 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7609 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7613 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7614 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7618 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7619 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7623 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7624 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7628 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7629 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7633 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7634 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7638 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7639 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7643 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7644 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7648 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7649 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7653 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7654 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7658 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7659 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7663 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7664 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7668 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7669 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7673 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7674 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7678 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7679 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7683 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7684 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7688 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7689 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7693 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7694 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7698 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7699 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7703 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7704 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7708 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7709 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7713 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7714 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7718 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7719 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7723 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7724 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7728 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7729 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7733 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7734 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7738 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7739 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7743 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7744 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7748 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7749 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7753 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7754 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7758 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7759 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7763 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7764 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7768 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7769 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7773 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7774 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7778 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7779 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7783 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7784 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7788 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7789 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7793 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7794 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7798 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7799 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7803 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7804 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7808 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7809 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7813 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7814 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7818 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7819 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7823 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7824 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7828 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7829 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7833 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7834 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7838 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7839 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7843 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7844 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7848 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7849 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7853 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7854 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7858 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7859 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7863 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7864 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7868 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7869 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7873 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7874 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7878 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7879 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7883 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7884 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7888 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7889 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7893 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7894 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7898 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7899 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7903 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7904 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7908 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7909 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7913 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7914 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7918 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7919 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7923 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7924 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7928 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7929 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7933 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7934 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7938 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7939 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7943 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7944 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7948 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7949 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7953 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7954 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7958 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7959 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7963 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7964 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7968 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7969 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7973 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7974 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7978 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7979 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7983 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7984 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7988 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7989 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7993 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7994 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7998 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7999 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8003 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8004 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8008 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8009 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8013 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8014 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8018 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8019 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8023 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8024 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8028 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8029 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8033 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8034 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8038 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8039 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8043 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8044 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8048 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8049 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8053 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8054 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8058 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8059 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8063 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8064 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8068 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8069 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8073 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8074 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8078 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8079 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8083 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8084 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8088 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8089 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8093 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8094 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8098 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8099 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8111 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v5973 = v571; v5973 < v555; v5973 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5974 = v5973 - v571;
-      const unsigned int v5975 = v5974 >> 6u;
-      const unsigned int v5977 = v5975 & 1u;
+    for (unsigned int v5767 = v571; v5767 < v555; v5767 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5768 = v5767 - v571;
+      const unsigned int v5769 = v5768 >> 6u;
+      const unsigned int v5771 = v5769 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5980 = v5973 + 64u;
-      const unsigned int v5982 = v5975 + 1u;
-      const unsigned int v5983 = v5982 & 1u;
-      const bool v5984 = v5980 < v555;
-      if (v5984) {
-        const unsigned int v5986 = v5983 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v5996 = v5980 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5997 = v5996 < v37;
-        const unsigned int v6000 = v5997 ? v5996 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6002 = v31 + v6000;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6003 = v6002 * v2;
-        const unsigned int v6004 = v6003 + v28;
-        const unsigned int v6005 = v6004 << 8u;
-        const unsigned int v6006 = v6005 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6014 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6015 = v5986 + v6014;
-        const unsigned int v6016 = v6015 + v71;
-        const unsigned int v6017 = v6016 + v69;
-        iron_copy_async<16>(shm1 + (v6017 ^ (((v6017 >> 6u) & 7u) << 3u)), k + v6006, v5997);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6027 = v5980 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6028 = v6027 < v37;
-        const unsigned int v6031 = v6028 ? v6027 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6033 = v31 + v6031;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6034 = v6033 * v2;
-        const unsigned int v6035 = v6034 + v28;
-        const unsigned int v6036 = v6035 << 8u;
-        const unsigned int v6037 = v6036 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6045 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6046 = v5986 + v6045;
-        const unsigned int v6047 = v6046 + v102;
-        const unsigned int v6048 = v6047 + v100;
-        iron_copy_async<16>(shm1 + (v6048 ^ (((v6048 >> 6u) & 7u) << 3u)), k + v6037, v6028);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6058 = v5980 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6059 = v6058 < v37;
-        const unsigned int v6062 = v6059 ? v6058 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6064 = v31 + v6062;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6065 = v6064 * v2;
-        const unsigned int v6066 = v6065 + v28;
-        const unsigned int v6067 = v6066 << 8u;
-        const unsigned int v6068 = v6067 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6076 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6077 = v5986 + v6076;
-        const unsigned int v6078 = v6077 + v133;
-        const unsigned int v6079 = v6078 + v131;
-        iron_copy_async<16>(shm1 + (v6079 ^ (((v6079 >> 6u) & 7u) << 3u)), k + v6068, v6059);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6089 = v5980 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6090 = v6089 < v37;
-        const unsigned int v6093 = v6090 ? v6089 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6095 = v31 + v6093;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6096 = v6095 * v2;
-        const unsigned int v6097 = v6096 + v28;
-        const unsigned int v6098 = v6097 << 8u;
-        const unsigned int v6099 = v6098 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6107 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6108 = v5986 + v6107;
-        const unsigned int v6109 = v6108 + v164;
-        const unsigned int v6110 = v6109 + v162;
-        iron_copy_async<16>(shm1 + (v6110 ^ (((v6110 >> 6u) & 7u) << 3u)), k + v6099, v6090);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6120 = v5980 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6121 = v6120 < v37;
-        const unsigned int v6124 = v6121 ? v6120 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6126 = v31 + v6124;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6127 = v6126 * v2;
-        const unsigned int v6128 = v6127 + v28;
-        const unsigned int v6129 = v6128 << 8u;
-        const unsigned int v6130 = v6129 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6138 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6139 = v5986 + v6138;
-        const unsigned int v6140 = v6139 + v195;
-        const unsigned int v6141 = v6140 + v193;
-        iron_copy_async<16>(shm1 + (v6141 ^ (((v6141 >> 6u) & 7u) << 3u)), k + v6130, v6121);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6151 = v5980 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6152 = v6151 < v37;
-        const unsigned int v6155 = v6152 ? v6151 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6157 = v31 + v6155;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6158 = v6157 * v2;
-        const unsigned int v6159 = v6158 + v28;
-        const unsigned int v6160 = v6159 << 8u;
-        const unsigned int v6161 = v6160 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6169 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6170 = v5986 + v6169;
-        const unsigned int v6171 = v6170 + v226;
-        const unsigned int v6172 = v6171 + v224;
-        iron_copy_async<16>(shm1 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), k + v6161, v6152);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6182 = v5980 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6183 = v6182 < v37;
-        const unsigned int v6186 = v6183 ? v6182 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6188 = v31 + v6186;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6189 = v6188 * v2;
-        const unsigned int v6190 = v6189 + v28;
-        const unsigned int v6191 = v6190 << 8u;
-        const unsigned int v6192 = v6191 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6200 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6201 = v5986 + v6200;
-        const unsigned int v6202 = v6201 + v257;
-        const unsigned int v6203 = v6202 + v255;
-        iron_copy_async<16>(shm1 + (v6203 ^ (((v6203 >> 6u) & 7u) << 3u)), k + v6192, v6183);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6213 = v5980 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6214 = v6213 < v37;
-        const unsigned int v6217 = v6214 ? v6213 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6219 = v31 + v6217;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v6220 = v6219 * v2;
-        const unsigned int v6221 = v6220 + v28;
-        const unsigned int v6222 = v6221 << 8u;
-        const unsigned int v6223 = v6222 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6231 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6232 = v5986 + v6231;
-        const unsigned int v6233 = v6232 + v288;
-        const unsigned int v6234 = v6233 + v286;
-        iron_copy_async<16>(shm1 + (v6234 ^ (((v6234 >> 6u) & 7u) << 3u)), k + v6223, v6214);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v6017 ^ (((v6017 >> 6u) & 7u) << 3u)), v + v6006, v5997);
-        iron_copy_async<16>(shm2 + (v6048 ^ (((v6048 >> 6u) & 7u) << 3u)), v + v6037, v6028);
-        iron_copy_async<16>(shm2 + (v6079 ^ (((v6079 >> 6u) & 7u) << 3u)), v + v6068, v6059);
-        iron_copy_async<16>(shm2 + (v6110 ^ (((v6110 >> 6u) & 7u) << 3u)), v + v6099, v6090);
-        iron_copy_async<16>(shm2 + (v6141 ^ (((v6141 >> 6u) & 7u) << 3u)), v + v6130, v6121);
-        iron_copy_async<16>(shm2 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), v + v6161, v6152);
-        iron_copy_async<16>(shm2 + (v6203 ^ (((v6203 >> 6u) & 7u) << 3u)), v + v6192, v6183);
-        iron_copy_async<16>(shm2 + (v6234 ^ (((v6234 >> 6u) & 7u) << 3u)), v + v6223, v6214);
+      const unsigned int v5774 = v5767 + 64u;
+      const unsigned int v5776 = v5769 + 1u;
+      const unsigned int v5777 = v5776 & 1u;
+      const bool v5778 = v5774 < v555;
+      if (v5778) {
+        const unsigned int v5780 = v5777 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v5790 = v5774 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5791 = v5790 < v37;
+        const unsigned int v5794 = v5791 ? v5790 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5796 = v31 + v5794;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5797 = v5796 * v2;
+        const unsigned int v5798 = v5797 + v28;
+        const unsigned int v5799 = v5798 << 8u;
+        const unsigned int v5800 = v5799 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5808 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5809 = v5780 + v5808;
+        const unsigned int v5810 = v5809 + v71;
+        const unsigned int v5811 = v5810 + v69;
+        iron_copy_async<16>(shm1 + (v5811 ^ (((v5811 >> 6u) & 7u) << 3u)), k + v5800, v5791);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5821 = v5774 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5822 = v5821 < v37;
+        const unsigned int v5825 = v5822 ? v5821 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5827 = v31 + v5825;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5828 = v5827 * v2;
+        const unsigned int v5829 = v5828 + v28;
+        const unsigned int v5830 = v5829 << 8u;
+        const unsigned int v5831 = v5830 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5839 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5840 = v5780 + v5839;
+        const unsigned int v5841 = v5840 + v102;
+        const unsigned int v5842 = v5841 + v100;
+        iron_copy_async<16>(shm1 + (v5842 ^ (((v5842 >> 6u) & 7u) << 3u)), k + v5831, v5822);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5852 = v5774 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5853 = v5852 < v37;
+        const unsigned int v5856 = v5853 ? v5852 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5858 = v31 + v5856;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5859 = v5858 * v2;
+        const unsigned int v5860 = v5859 + v28;
+        const unsigned int v5861 = v5860 << 8u;
+        const unsigned int v5862 = v5861 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5870 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5871 = v5780 + v5870;
+        const unsigned int v5872 = v5871 + v133;
+        const unsigned int v5873 = v5872 + v131;
+        iron_copy_async<16>(shm1 + (v5873 ^ (((v5873 >> 6u) & 7u) << 3u)), k + v5862, v5853);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5883 = v5774 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5884 = v5883 < v37;
+        const unsigned int v5887 = v5884 ? v5883 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5889 = v31 + v5887;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5890 = v5889 * v2;
+        const unsigned int v5891 = v5890 + v28;
+        const unsigned int v5892 = v5891 << 8u;
+        const unsigned int v5893 = v5892 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5901 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5902 = v5780 + v5901;
+        const unsigned int v5903 = v5902 + v164;
+        const unsigned int v5904 = v5903 + v162;
+        iron_copy_async<16>(shm1 + (v5904 ^ (((v5904 >> 6u) & 7u) << 3u)), k + v5893, v5884);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5914 = v5774 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5915 = v5914 < v37;
+        const unsigned int v5918 = v5915 ? v5914 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5920 = v31 + v5918;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5921 = v5920 * v2;
+        const unsigned int v5922 = v5921 + v28;
+        const unsigned int v5923 = v5922 << 8u;
+        const unsigned int v5924 = v5923 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5932 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5933 = v5780 + v5932;
+        const unsigned int v5934 = v5933 + v195;
+        const unsigned int v5935 = v5934 + v193;
+        iron_copy_async<16>(shm1 + (v5935 ^ (((v5935 >> 6u) & 7u) << 3u)), k + v5924, v5915);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5945 = v5774 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5946 = v5945 < v37;
+        const unsigned int v5949 = v5946 ? v5945 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5951 = v31 + v5949;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5952 = v5951 * v2;
+        const unsigned int v5953 = v5952 + v28;
+        const unsigned int v5954 = v5953 << 8u;
+        const unsigned int v5955 = v5954 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5963 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5964 = v5780 + v5963;
+        const unsigned int v5965 = v5964 + v226;
+        const unsigned int v5966 = v5965 + v224;
+        iron_copy_async<16>(shm1 + (v5966 ^ (((v5966 >> 6u) & 7u) << 3u)), k + v5955, v5946);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5976 = v5774 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5977 = v5976 < v37;
+        const unsigned int v5980 = v5977 ? v5976 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5982 = v31 + v5980;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5983 = v5982 * v2;
+        const unsigned int v5984 = v5983 + v28;
+        const unsigned int v5985 = v5984 << 8u;
+        const unsigned int v5986 = v5985 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5994 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5995 = v5780 + v5994;
+        const unsigned int v5996 = v5995 + v257;
+        const unsigned int v5997 = v5996 + v255;
+        iron_copy_async<16>(shm1 + (v5997 ^ (((v5997 >> 6u) & 7u) << 3u)), k + v5986, v5977);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6007 = v5774 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6008 = v6007 < v37;
+        const unsigned int v6011 = v6008 ? v6007 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6013 = v31 + v6011;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6014 = v6013 * v2;
+        const unsigned int v6015 = v6014 + v28;
+        const unsigned int v6016 = v6015 << 8u;
+        const unsigned int v6017 = v6016 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6025 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6026 = v5780 + v6025;
+        const unsigned int v6027 = v6026 + v288;
+        const unsigned int v6028 = v6027 + v286;
+        iron_copy_async<16>(shm1 + (v6028 ^ (((v6028 >> 6u) & 7u) << 3u)), k + v6017, v6008);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v5811 ^ (((v5811 >> 6u) & 7u) << 3u)), v + v5800, v5791);
+        iron_copy_async<16>(shm2 + (v5842 ^ (((v5842 >> 6u) & 7u) << 3u)), v + v5831, v5822);
+        iron_copy_async<16>(shm2 + (v5873 ^ (((v5873 >> 6u) & 7u) << 3u)), v + v5862, v5853);
+        iron_copy_async<16>(shm2 + (v5904 ^ (((v5904 >> 6u) & 7u) << 3u)), v + v5893, v5884);
+        iron_copy_async<16>(shm2 + (v5935 ^ (((v5935 >> 6u) & 7u) << 3u)), v + v5924, v5915);
+        iron_copy_async<16>(shm2 + (v5966 ^ (((v5966 >> 6u) & 7u) << 3u)), v + v5955, v5946);
+        iron_copy_async<16>(shm2 + (v5997 ^ (((v5997 >> 6u) & 7u) << 3u)), v + v5986, v5977);
+        iron_copy_async<16>(shm2 + (v6028 ^ (((v6028 >> 6u) & 7u) << 3u)), v + v6017, v6008);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v6486;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v6486, 0.0f);
-      const unsigned int v6490 = v5977 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8595;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8595, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8595, shm0, v8588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8597;
-      iron_frag_fill(v8597, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8597, shm1, v6490, 64u);
-      iron_frag_mma_sync(v6486, v8595, v8597);
-      const unsigned int v8602 = v6490 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8604;
-      iron_frag_fill(v8604, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8604, shm0, v8599, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8606;
-      iron_frag_fill(v8606, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8606, shm1, v8602, 64u);
-      iron_frag_mma_sync(v6486, v8604, v8606);
-      const unsigned int v8611 = v6490 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8613;
-      iron_frag_fill(v8613, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8613, shm0, v8608, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8615;
-      iron_frag_fill(v8615, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8615, shm1, v8611, 64u);
-      iron_frag_mma_sync(v6486, v8613, v8615);
-      const unsigned int v8620 = v6490 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8622;
-      iron_frag_fill(v8622, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8622, shm0, v8617, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8624;
-      iron_frag_fill(v8624, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8624, shm1, v8620, 64u);
-      iron_frag_mma_sync(v6486, v8622, v8624);
-      const unsigned int v6503 = v6490 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8640;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8640, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8640, shm0, v8633, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8642;
-      iron_frag_fill(v8642, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8642, shm1, v6503, 64u);
-      iron_frag_mma_sync(v6486, v8640, v8642);
-      const unsigned int v8647 = v6503 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8649;
-      iron_frag_fill(v8649, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8649, shm0, v8644, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8651;
-      iron_frag_fill(v8651, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8651, shm1, v8647, 64u);
-      iron_frag_mma_sync(v6486, v8649, v8651);
-      const unsigned int v8656 = v6503 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8658;
-      iron_frag_fill(v8658, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8658, shm0, v8653, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8660;
-      iron_frag_fill(v8660, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8660, shm1, v8656, 64u);
-      iron_frag_mma_sync(v6486, v8658, v8660);
-      const unsigned int v8665 = v6503 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8667;
-      iron_frag_fill(v8667, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8667, shm0, v8662, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8669;
-      iron_frag_fill(v8669, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8669, shm1, v8665, 64u);
-      iron_frag_mma_sync(v6486, v8667, v8669);
-      const unsigned int v6515 = v6490 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8685;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8685, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8685, shm0, v8678, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8687;
-      iron_frag_fill(v8687, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8687, shm1, v6515, 64u);
-      iron_frag_mma_sync(v6486, v8685, v8687);
-      const unsigned int v8692 = v6515 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8694;
-      iron_frag_fill(v8694, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8694, shm0, v8689, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8696;
-      iron_frag_fill(v8696, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8696, shm1, v8692, 64u);
-      iron_frag_mma_sync(v6486, v8694, v8696);
-      const unsigned int v8701 = v6515 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8703;
-      iron_frag_fill(v8703, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8703, shm0, v8698, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8705;
-      iron_frag_fill(v8705, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8705, shm1, v8701, 64u);
-      iron_frag_mma_sync(v6486, v8703, v8705);
-      const unsigned int v8710 = v6515 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8712;
-      iron_frag_fill(v8712, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8712, shm0, v8707, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8714;
-      iron_frag_fill(v8714, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8714, shm1, v8710, 64u);
-      iron_frag_mma_sync(v6486, v8712, v8714);
-      const unsigned int v6527 = v6490 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v8730;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v8730, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8730, shm0, v8723, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8732;
-      iron_frag_fill(v8732, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8732, shm1, v6527, 64u);
-      iron_frag_mma_sync(v6486, v8730, v8732);
-      const unsigned int v8737 = v6527 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8739;
-      iron_frag_fill(v8739, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8739, shm0, v8734, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8741;
-      iron_frag_fill(v8741, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8741, shm1, v8737, 64u);
-      iron_frag_mma_sync(v6486, v8739, v8741);
-      const unsigned int v8746 = v6527 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8748;
-      iron_frag_fill(v8748, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8748, shm0, v8743, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8750;
-      iron_frag_fill(v8750, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8750, shm1, v8746, 64u);
-      iron_frag_mma_sync(v6486, v8748, v8750);
-      const unsigned int v8755 = v6527 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8757;
-      iron_frag_fill(v8757, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8757, shm0, v8752, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8759;
-      iron_frag_fill(v8759, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8759, shm1, v8755, 64u);
-      iron_frag_mma_sync(v6486, v8757, v8759);
-      const bool v6537 = v5980 <= v37;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6545 = v5980 + v18;
-      const bool v6546 = v6545 <= v558;
-      const bool v6547 = v554 || v6546;
-      const bool v6548 = v6537 && v6547;
-      const unsigned int v6551 = v5973 + v7;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v6552 = v6551 + v18;
-      const bool v6554 = v547 <= v6552;
-      const bool v6555 = v6550 || v6554;
-      const bool v6556 = v6548 && v6555;  // kernels/sdpa/flash_tile.hpp:146
-      if (v6556) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v6559 = v6486.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v6560 = v6559 * v573;
-        v6486.x[0] = v6560;
-        const float v6563 = v6486.x[1];
-        const float v6564 = v6563 * v573;
-        v6486.x[1] = v6564;
-        const float v6567 = v6486.x[2];
-        const float v6568 = v6567 * v573;
-        v6486.x[2] = v6568;
-        const float v6571 = v6486.x[3];
-        const float v6572 = v6571 * v573;
-        v6486.x[3] = v6572;
-        const float v6575 = v6486.x[4];
-        const float v6576 = v6575 * v573;
-        v6486.x[4] = v6576;
-        const float v6579 = v6486.x[5];
-        const float v6580 = v6579 * v573;
-        v6486.x[5] = v6580;
-        const float v6583 = v6486.x[6];
-        const float v6584 = v6583 * v573;
-        v6486.x[6] = v6584;
-        const float v6587 = v6486.x[7];
-        const float v6588 = v6587 * v573;
-        v6486.x[7] = v6588;
-        const float v6591 = v6486.x[8];
-        const float v6592 = v6591 * v573;
-        v6486.x[8] = v6592;
-        const float v6595 = v6486.x[9];
-        const float v6596 = v6595 * v573;
-        v6486.x[9] = v6596;
-        const float v6599 = v6486.x[10];
-        const float v6600 = v6599 * v573;
-        v6486.x[10] = v6600;
-        const float v6603 = v6486.x[11];
-        const float v6604 = v6603 * v573;
-        v6486.x[11] = v6604;
-        const float v6607 = v6486.x[12];
-        const float v6608 = v6607 * v573;
-        v6486.x[12] = v6608;
-        const float v6611 = v6486.x[13];
-        const float v6612 = v6611 * v573;
-        v6486.x[13] = v6612;
-        const float v6615 = v6486.x[14];
-        const float v6616 = v6615 * v573;
-        v6486.x[14] = v6616;
-        const float v6619 = v6486.x[15];
-        const float v6620 = v6619 * v573;
-        v6486.x[15] = v6620;
-        const float v6623 = v6486.x[16];
-        const float v6624 = v6623 * v573;
-        v6486.x[16] = v6624;
-        const float v6627 = v6486.x[17];
-        const float v6628 = v6627 * v573;
-        v6486.x[17] = v6628;
-        const float v6631 = v6486.x[18];
-        const float v6632 = v6631 * v573;
-        v6486.x[18] = v6632;
-        const float v6635 = v6486.x[19];
-        const float v6636 = v6635 * v573;
-        v6486.x[19] = v6636;
-        const float v6639 = v6486.x[20];
-        const float v6640 = v6639 * v573;
-        v6486.x[20] = v6640;
-        const float v6643 = v6486.x[21];
-        const float v6644 = v6643 * v573;
-        v6486.x[21] = v6644;
-        const float v6647 = v6486.x[22];
-        const float v6648 = v6647 * v573;
-        v6486.x[22] = v6648;
-        const float v6651 = v6486.x[23];
-        const float v6652 = v6651 * v573;
-        v6486.x[23] = v6652;
-        const float v6655 = v6486.x[24];
-        const float v6656 = v6655 * v573;
-        v6486.x[24] = v6656;
-        const float v6659 = v6486.x[25];
-        const float v6660 = v6659 * v573;
-        v6486.x[25] = v6660;
-        const float v6663 = v6486.x[26];
-        const float v6664 = v6663 * v573;
-        v6486.x[26] = v6664;
-        const float v6667 = v6486.x[27];
-        const float v6668 = v6667 * v573;
-        v6486.x[27] = v6668;
-        const float v6671 = v6486.x[28];
-        const float v6672 = v6671 * v573;
-        v6486.x[28] = v6672;
-        const float v6675 = v6486.x[29];
-        const float v6676 = v6675 * v573;
-        v6486.x[29] = v6676;
-        const float v6679 = v6486.x[30];
-        const float v6680 = v6679 * v573;
-        v6486.x[30] = v6680;
-        const float v6683 = v6486.x[31];
-        const float v6684 = v6683 * v573;
-        v6486.x[31] = v6684;
+      iron_frag<float, 2, 16, 64> v6280;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v6280, 0.0f);
+      const unsigned int v6284 = v5771 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8183;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8183, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8183, shm0, v8176, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8185;
+      iron_frag_fill(v8185, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8185, shm1, v6284, 64u);
+      iron_frag_mma_sync(v6280, v8183, v8185);
+      const unsigned int v8190 = v6284 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8192;
+      iron_frag_fill(v8192, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8192, shm0, v8187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8194;
+      iron_frag_fill(v8194, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8194, shm1, v8190, 64u);
+      iron_frag_mma_sync(v6280, v8192, v8194);
+      const unsigned int v8199 = v6284 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8201;
+      iron_frag_fill(v8201, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8201, shm0, v8196, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8203;
+      iron_frag_fill(v8203, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8203, shm1, v8199, 64u);
+      iron_frag_mma_sync(v6280, v8201, v8203);
+      const unsigned int v8208 = v6284 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8210;
+      iron_frag_fill(v8210, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8210, shm0, v8205, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8212;
+      iron_frag_fill(v8212, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8212, shm1, v8208, 64u);
+      iron_frag_mma_sync(v6280, v8210, v8212);
+      const unsigned int v6297 = v6284 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8228;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8228, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8228, shm0, v8221, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8230;
+      iron_frag_fill(v8230, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8230, shm1, v6297, 64u);
+      iron_frag_mma_sync(v6280, v8228, v8230);
+      const unsigned int v8235 = v6297 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8237;
+      iron_frag_fill(v8237, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8237, shm0, v8232, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8239;
+      iron_frag_fill(v8239, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8239, shm1, v8235, 64u);
+      iron_frag_mma_sync(v6280, v8237, v8239);
+      const unsigned int v8244 = v6297 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8246;
+      iron_frag_fill(v8246, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8246, shm0, v8241, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8248;
+      iron_frag_fill(v8248, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8248, shm1, v8244, 64u);
+      iron_frag_mma_sync(v6280, v8246, v8248);
+      const unsigned int v8253 = v6297 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8255;
+      iron_frag_fill(v8255, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8255, shm0, v8250, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8257;
+      iron_frag_fill(v8257, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8257, shm1, v8253, 64u);
+      iron_frag_mma_sync(v6280, v8255, v8257);
+      const unsigned int v6309 = v6284 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8273;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8273, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8273, shm0, v8266, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8275;
+      iron_frag_fill(v8275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8275, shm1, v6309, 64u);
+      iron_frag_mma_sync(v6280, v8273, v8275);
+      const unsigned int v8280 = v6309 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8282;
+      iron_frag_fill(v8282, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8282, shm0, v8277, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8284;
+      iron_frag_fill(v8284, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8284, shm1, v8280, 64u);
+      iron_frag_mma_sync(v6280, v8282, v8284);
+      const unsigned int v8289 = v6309 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8291;
+      iron_frag_fill(v8291, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8291, shm0, v8286, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8293;
+      iron_frag_fill(v8293, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8293, shm1, v8289, 64u);
+      iron_frag_mma_sync(v6280, v8291, v8293);
+      const unsigned int v8298 = v6309 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8300;
+      iron_frag_fill(v8300, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8300, shm0, v8295, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8302;
+      iron_frag_fill(v8302, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8302, shm1, v8298, 64u);
+      iron_frag_mma_sync(v6280, v8300, v8302);
+      const unsigned int v6321 = v6284 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8318;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8318, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8318, shm0, v8311, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8320;
+      iron_frag_fill(v8320, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8320, shm1, v6321, 64u);
+      iron_frag_mma_sync(v6280, v8318, v8320);
+      const unsigned int v8325 = v6321 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8327;
+      iron_frag_fill(v8327, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8327, shm0, v8322, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8329;
+      iron_frag_fill(v8329, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8329, shm1, v8325, 64u);
+      iron_frag_mma_sync(v6280, v8327, v8329);
+      const unsigned int v8334 = v6321 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8336;
+      iron_frag_fill(v8336, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8336, shm0, v8331, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8338;
+      iron_frag_fill(v8338, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8338, shm1, v8334, 64u);
+      iron_frag_mma_sync(v6280, v8336, v8338);
+      const unsigned int v8343 = v6321 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8345;
+      iron_frag_fill(v8345, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8345, shm0, v8340, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8347;
+      iron_frag_fill(v8347, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8347, shm1, v8343, 64u);
+      iron_frag_mma_sync(v6280, v8345, v8347);
+      const bool v6331 = v5774 <= v37;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v6339 = v5774 + v18;
+      const bool v6340 = v6339 <= v558;
+      const bool v6341 = v554 || v6340;
+      const bool v6342 = v6331 && v6341;
+      const unsigned int v6345 = v5767 + v7;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v6346 = v6345 + v18;
+      const bool v6348 = v547 <= v6346;
+      const bool v6349 = v6344 || v6348;
+      const bool v6350 = v6342 && v6349;  // kernels/sdpa/flash_tile.hpp:159
+      if (v6350) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v6353 = v6280.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v6354 = v6353 * v573;
+        v6280.x[0] = v6354;
+        const float v6357 = v6280.x[1];
+        const float v6358 = v6357 * v573;
+        v6280.x[1] = v6358;
+        const float v6361 = v6280.x[2];
+        const float v6362 = v6361 * v573;
+        v6280.x[2] = v6362;
+        const float v6365 = v6280.x[3];
+        const float v6366 = v6365 * v573;
+        v6280.x[3] = v6366;
+        const float v6369 = v6280.x[4];
+        const float v6370 = v6369 * v573;
+        v6280.x[4] = v6370;
+        const float v6373 = v6280.x[5];
+        const float v6374 = v6373 * v573;
+        v6280.x[5] = v6374;
+        const float v6377 = v6280.x[6];
+        const float v6378 = v6377 * v573;
+        v6280.x[6] = v6378;
+        const float v6381 = v6280.x[7];
+        const float v6382 = v6381 * v573;
+        v6280.x[7] = v6382;
+        const float v6385 = v6280.x[8];
+        const float v6386 = v6385 * v573;
+        v6280.x[8] = v6386;
+        const float v6389 = v6280.x[9];
+        const float v6390 = v6389 * v573;
+        v6280.x[9] = v6390;
+        const float v6393 = v6280.x[10];
+        const float v6394 = v6393 * v573;
+        v6280.x[10] = v6394;
+        const float v6397 = v6280.x[11];
+        const float v6398 = v6397 * v573;
+        v6280.x[11] = v6398;
+        const float v6401 = v6280.x[12];
+        const float v6402 = v6401 * v573;
+        v6280.x[12] = v6402;
+        const float v6405 = v6280.x[13];
+        const float v6406 = v6405 * v573;
+        v6280.x[13] = v6406;
+        const float v6409 = v6280.x[14];
+        const float v6410 = v6409 * v573;
+        v6280.x[14] = v6410;
+        const float v6413 = v6280.x[15];
+        const float v6414 = v6413 * v573;
+        v6280.x[15] = v6414;
+        const float v6417 = v6280.x[16];
+        const float v6418 = v6417 * v573;
+        v6280.x[16] = v6418;
+        const float v6421 = v6280.x[17];
+        const float v6422 = v6421 * v573;
+        v6280.x[17] = v6422;
+        const float v6425 = v6280.x[18];
+        const float v6426 = v6425 * v573;
+        v6280.x[18] = v6426;
+        const float v6429 = v6280.x[19];
+        const float v6430 = v6429 * v573;
+        v6280.x[19] = v6430;
+        const float v6433 = v6280.x[20];
+        const float v6434 = v6433 * v573;
+        v6280.x[20] = v6434;
+        const float v6437 = v6280.x[21];
+        const float v6438 = v6437 * v573;
+        v6280.x[21] = v6438;
+        const float v6441 = v6280.x[22];
+        const float v6442 = v6441 * v573;
+        v6280.x[22] = v6442;
+        const float v6445 = v6280.x[23];
+        const float v6446 = v6445 * v573;
+        v6280.x[23] = v6446;
+        const float v6449 = v6280.x[24];
+        const float v6450 = v6449 * v573;
+        v6280.x[24] = v6450;
+        const float v6453 = v6280.x[25];
+        const float v6454 = v6453 * v573;
+        v6280.x[25] = v6454;
+        const float v6457 = v6280.x[26];
+        const float v6458 = v6457 * v573;
+        v6280.x[26] = v6458;
+        const float v6461 = v6280.x[27];
+        const float v6462 = v6461 * v573;
+        v6280.x[27] = v6462;
+        const float v6465 = v6280.x[28];
+        const float v6466 = v6465 * v573;
+        v6280.x[28] = v6466;
+        const float v6469 = v6280.x[29];
+        const float v6470 = v6469 * v573;
+        v6280.x[29] = v6470;
+        const float v6473 = v6280.x[30];
+        const float v6474 = v6473 * v573;
+        v6280.x[30] = v6474;
+        const float v6477 = v6280.x[31];
+        const float v6478 = v6477 * v573;
+        v6280.x[31] = v6478;
       } else {
-        const unsigned int v6685 = static_cast<unsigned int>(v6486.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6686 = static_cast<unsigned int>(v6486.row(0, iron_linear_thread() & 31u));
-        const float v6687 = v6486.x[0];
-        const unsigned int v6688 = v46 + v6686;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6689 = v5973 + v6685;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6690 = v6689 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6693 = v6688 + v37;
-        const unsigned int v6694 = v6689 + v18;
-        const bool v6695 = v6694 <= v6693;
-        const bool v6696 = v554 || v6695;
-        const bool v6697 = v6690 && v6696;
-        const unsigned int v6700 = v6689 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6701 = v6700 + v18;
-        const bool v6703 = v6693 < v6701;
-        const bool v6704 = v6550 || v6703;
-        const bool v6705 = v6697 && v6704;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6707 = v6687 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6708 = v6705 ? v6707 : __uint_as_float(0xff800000u);
-        v6486.x[0] = v6708;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6709 = static_cast<unsigned int>(v6486.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6710 = static_cast<unsigned int>(v6486.row(1, iron_linear_thread() & 31u));
-        const float v6711 = v6486.x[1];
-        const unsigned int v6712 = v46 + v6710;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6713 = v5973 + v6709;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6714 = v6713 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6717 = v6712 + v37;
-        const unsigned int v6718 = v6713 + v18;
-        const bool v6719 = v6718 <= v6717;
-        const bool v6720 = v554 || v6719;
-        const bool v6721 = v6714 && v6720;
-        const unsigned int v6724 = v6713 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6725 = v6724 + v18;
-        const bool v6727 = v6717 < v6725;
-        const bool v6728 = v6550 || v6727;
-        const bool v6729 = v6721 && v6728;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6731 = v6711 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6732 = v6729 ? v6731 : __uint_as_float(0xff800000u);
-        v6486.x[1] = v6732;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6733 = static_cast<unsigned int>(v6486.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6734 = static_cast<unsigned int>(v6486.row(2, iron_linear_thread() & 31u));
-        const float v6735 = v6486.x[2];
-        const unsigned int v6736 = v46 + v6734;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6737 = v5973 + v6733;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6738 = v6737 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6741 = v6736 + v37;
-        const unsigned int v6742 = v6737 + v18;
-        const bool v6743 = v6742 <= v6741;
-        const bool v6744 = v554 || v6743;
-        const bool v6745 = v6738 && v6744;
-        const unsigned int v6748 = v6737 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6749 = v6748 + v18;
-        const bool v6751 = v6741 < v6749;
-        const bool v6752 = v6550 || v6751;
-        const bool v6753 = v6745 && v6752;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6755 = v6735 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v6480;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v6480, 0.0f);
+        iron_frag<float, 2, 16, 8> v6482;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v6482, 0.0f);
+        const unsigned int v6484 = static_cast<unsigned int>(v6480.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6486 = v46 + v6484;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6488 = v6486 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6489 = v6488 + 1u;
+        const unsigned int v6491 = v6489 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6500 = v6491 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6504 = v6489 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6505 = v567 && v6504;
+        const unsigned int v6506 = v6505 ? v6500 : v47;
+        const unsigned int v6509 = v6506 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6510 = min(v6509, 64u);
+        const bool v6511 = v6506 > v5767;
+        const unsigned int v6512 = v6511 ? v6510 : v47;
+        const float v6513 = __uint_as_float(v6512);
+        v6480.x[0] = v6513;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6515 = static_cast<unsigned int>(v6480.row(1, iron_linear_thread() & 31u));
+        const unsigned int v6517 = v46 + v6515;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6519 = v6517 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6520 = v6519 + 1u;
+        const unsigned int v6522 = v6520 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6531 = v6522 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6535 = v6520 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6536 = v567 && v6535;
+        const unsigned int v6537 = v6536 ? v6531 : v47;
+        const unsigned int v6540 = v6537 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6541 = min(v6540, 64u);
+        const bool v6542 = v6537 > v5767;
+        const unsigned int v6543 = v6542 ? v6541 : v47;
+        const float v6544 = __uint_as_float(v6543);
+        v6480.x[1] = v6544;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6546 = static_cast<unsigned int>(v6480.row(2, iron_linear_thread() & 31u));
+        const unsigned int v6548 = v46 + v6546;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6550 = v6548 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6551 = v6550 + 1u;
+        const unsigned int v6553 = v6551 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6562 = v6553 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6566 = v6551 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6567 = v567 && v6566;
+        const unsigned int v6568 = v6567 ? v6562 : v47;
+        const unsigned int v6571 = v6568 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6572 = min(v6571, 64u);
+        const bool v6573 = v6568 > v5767;
+        const unsigned int v6574 = v6573 ? v6572 : v47;
+        const float v6575 = __uint_as_float(v6574);
+        v6480.x[2] = v6575;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6577 = static_cast<unsigned int>(v6480.row(3, iron_linear_thread() & 31u));
+        const unsigned int v6579 = v46 + v6577;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v6581 = v6579 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6582 = v6581 + 1u;
+        const unsigned int v6584 = v6582 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6593 = v6584 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v6597 = v6582 > v568;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v6598 = v567 && v6597;
+        const unsigned int v6599 = v6598 ? v6593 : v47;
+        const unsigned int v6602 = v6599 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6603 = min(v6602, 64u);
+        const bool v6604 = v6599 > v5767;
+        const unsigned int v6605 = v6604 ? v6603 : v47;
+        const float v6606 = __uint_as_float(v6605);
+        v6480.x[3] = v6606;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v6608 = static_cast<unsigned int>(v6482.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6610 = v46 + v6608;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6612 = v6610 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6613 = v6612 + 1u;
+        const unsigned int v6615 = v6613 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6616 = min(v37, v6615);
+        const bool v6617 = v6613 > v18;
+        const unsigned int v6618 = v6617 ? v6616 : v47;
+        const unsigned int v6621 = v554 ? v37 : v6618;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6633 = v6621 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6634 = min(v6633, 64u);
+        const bool v6635 = v6621 > v5767;
+        const unsigned int v6636 = v6635 ? v6634 : v47;
+        const float v6637 = __uint_as_float(v6636);
+        v6482.x[0] = v6637;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6639 = static_cast<unsigned int>(v6482.row(1, iron_linear_thread() & 31u));
+        const unsigned int v6641 = v46 + v6639;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6643 = v6641 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6644 = v6643 + 1u;
+        const unsigned int v6646 = v6644 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6647 = min(v37, v6646);
+        const bool v6648 = v6644 > v18;
+        const unsigned int v6649 = v6648 ? v6647 : v47;
+        const unsigned int v6652 = v554 ? v37 : v6649;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6664 = v6652 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6665 = min(v6664, 64u);
+        const bool v6666 = v6652 > v5767;
+        const unsigned int v6667 = v6666 ? v6665 : v47;
+        const float v6668 = __uint_as_float(v6667);
+        v6482.x[1] = v6668;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6670 = static_cast<unsigned int>(v6482.row(2, iron_linear_thread() & 31u));
+        const unsigned int v6672 = v46 + v6670;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6674 = v6672 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6675 = v6674 + 1u;
+        const unsigned int v6677 = v6675 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6678 = min(v37, v6677);
+        const bool v6679 = v6675 > v18;
+        const unsigned int v6680 = v6679 ? v6678 : v47;
+        const unsigned int v6683 = v554 ? v37 : v6680;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6695 = v6683 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6696 = min(v6695, 64u);
+        const bool v6697 = v6683 > v5767;
+        const unsigned int v6698 = v6697 ? v6696 : v47;
+        const float v6699 = __uint_as_float(v6698);
+        v6482.x[2] = v6699;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6701 = static_cast<unsigned int>(v6482.row(3, iron_linear_thread() & 31u));
+        const unsigned int v6703 = v46 + v6701;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v6705 = v6703 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v6706 = v6705 + 1u;
+        const unsigned int v6708 = v6706 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v6709 = min(v37, v6708);
+        const bool v6710 = v6706 > v18;
+        const unsigned int v6711 = v6710 ? v6709 : v47;
+        const unsigned int v6714 = v554 ? v37 : v6711;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v6726 = v6714 - v5767;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v6727 = min(v6726, 64u);
+        const bool v6728 = v6714 > v5767;
+        const unsigned int v6729 = v6728 ? v6727 : v47;
+        const float v6730 = __uint_as_float(v6729);
+        v6482.x[3] = v6730;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v6731 = static_cast<unsigned int>(v6280.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v6733 = v6280.x[0];
+        const float v6734 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6735 = __float_as_uint(v6734);
+        const bool v6736 = v6731 >= v6735;
+        const float v6737 = v6482.x[0];
+        const unsigned int v6738 = __float_as_uint(v6737);
+        const bool v6739 = v6731 < v6738;
+        const bool v6740 = v6736 && v6739;
+        const float v6742 = v6733 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6743 = v6740 ? v6742 : __uint_as_float(0xff800000u);
+        v6280.x[0] = v6743;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6744 = static_cast<unsigned int>(v6280.col(1, iron_linear_thread() & 31u));
+        const float v6746 = v6280.x[1];
+        const float v6747 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6748 = __float_as_uint(v6747);
+        const bool v6749 = v6744 >= v6748;
+        const float v6750 = v6482.x[0];
+        const unsigned int v6751 = __float_as_uint(v6750);
+        const bool v6752 = v6744 < v6751;
+        const bool v6753 = v6749 && v6752;
+        const float v6755 = v6746 * v573;  // kernels/sdpa/flash_tile.hpp:181
         const float v6756 = v6753 ? v6755 : __uint_as_float(0xff800000u);
-        v6486.x[2] = v6756;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6757 = static_cast<unsigned int>(v6486.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6758 = static_cast<unsigned int>(v6486.row(3, iron_linear_thread() & 31u));
-        const float v6759 = v6486.x[3];
-        const unsigned int v6760 = v46 + v6758;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6761 = v5973 + v6757;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6762 = v6761 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6765 = v6760 + v37;
-        const unsigned int v6766 = v6761 + v18;
-        const bool v6767 = v6766 <= v6765;
-        const bool v6768 = v554 || v6767;
-        const bool v6769 = v6762 && v6768;
-        const unsigned int v6772 = v6761 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6773 = v6772 + v18;
-        const bool v6775 = v6765 < v6773;
-        const bool v6776 = v6550 || v6775;
-        const bool v6777 = v6769 && v6776;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6779 = v6759 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6780 = v6777 ? v6779 : __uint_as_float(0xff800000u);
-        v6486.x[3] = v6780;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6781 = static_cast<unsigned int>(v6486.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6782 = static_cast<unsigned int>(v6486.row(4, iron_linear_thread() & 31u));
-        const float v6783 = v6486.x[4];
-        const unsigned int v6784 = v46 + v6782;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6785 = v5973 + v6781;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6786 = v6785 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6789 = v6784 + v37;
-        const unsigned int v6790 = v6785 + v18;
-        const bool v6791 = v6790 <= v6789;
-        const bool v6792 = v554 || v6791;
-        const bool v6793 = v6786 && v6792;
-        const unsigned int v6796 = v6785 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6797 = v6796 + v18;
-        const bool v6799 = v6789 < v6797;
-        const bool v6800 = v6550 || v6799;
-        const bool v6801 = v6793 && v6800;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6803 = v6783 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6804 = v6801 ? v6803 : __uint_as_float(0xff800000u);
-        v6486.x[4] = v6804;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6805 = static_cast<unsigned int>(v6486.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6806 = static_cast<unsigned int>(v6486.row(5, iron_linear_thread() & 31u));
-        const float v6807 = v6486.x[5];
-        const unsigned int v6808 = v46 + v6806;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6809 = v5973 + v6805;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6810 = v6809 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6813 = v6808 + v37;
-        const unsigned int v6814 = v6809 + v18;
-        const bool v6815 = v6814 <= v6813;
-        const bool v6816 = v554 || v6815;
-        const bool v6817 = v6810 && v6816;
-        const unsigned int v6820 = v6809 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6821 = v6820 + v18;
-        const bool v6823 = v6813 < v6821;
-        const bool v6824 = v6550 || v6823;
-        const bool v6825 = v6817 && v6824;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6827 = v6807 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6828 = v6825 ? v6827 : __uint_as_float(0xff800000u);
-        v6486.x[5] = v6828;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6829 = static_cast<unsigned int>(v6486.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6830 = static_cast<unsigned int>(v6486.row(6, iron_linear_thread() & 31u));
-        const float v6831 = v6486.x[6];
-        const unsigned int v6832 = v46 + v6830;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6833 = v5973 + v6829;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6834 = v6833 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6837 = v6832 + v37;
-        const unsigned int v6838 = v6833 + v18;
-        const bool v6839 = v6838 <= v6837;
-        const bool v6840 = v554 || v6839;
-        const bool v6841 = v6834 && v6840;
-        const unsigned int v6844 = v6833 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6845 = v6844 + v18;
-        const bool v6847 = v6837 < v6845;
-        const bool v6848 = v6550 || v6847;
-        const bool v6849 = v6841 && v6848;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6851 = v6831 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6852 = v6849 ? v6851 : __uint_as_float(0xff800000u);
-        v6486.x[6] = v6852;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6853 = static_cast<unsigned int>(v6486.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6854 = static_cast<unsigned int>(v6486.row(7, iron_linear_thread() & 31u));
-        const float v6855 = v6486.x[7];
-        const unsigned int v6856 = v46 + v6854;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6857 = v5973 + v6853;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6858 = v6857 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6861 = v6856 + v37;
-        const unsigned int v6862 = v6857 + v18;
-        const bool v6863 = v6862 <= v6861;
-        const bool v6864 = v554 || v6863;
-        const bool v6865 = v6858 && v6864;
-        const unsigned int v6868 = v6857 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6869 = v6868 + v18;
-        const bool v6871 = v6861 < v6869;
-        const bool v6872 = v6550 || v6871;
-        const bool v6873 = v6865 && v6872;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6875 = v6855 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6876 = v6873 ? v6875 : __uint_as_float(0xff800000u);
-        v6486.x[7] = v6876;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6877 = static_cast<unsigned int>(v6486.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6878 = static_cast<unsigned int>(v6486.row(8, iron_linear_thread() & 31u));
-        const float v6879 = v6486.x[8];
-        const unsigned int v6880 = v46 + v6878;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6881 = v5973 + v6877;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6882 = v6881 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6885 = v6880 + v37;
-        const unsigned int v6886 = v6881 + v18;
-        const bool v6887 = v6886 <= v6885;
-        const bool v6888 = v554 || v6887;
-        const bool v6889 = v6882 && v6888;
-        const unsigned int v6892 = v6881 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6893 = v6892 + v18;
-        const bool v6895 = v6885 < v6893;
-        const bool v6896 = v6550 || v6895;
-        const bool v6897 = v6889 && v6896;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6899 = v6879 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6900 = v6897 ? v6899 : __uint_as_float(0xff800000u);
-        v6486.x[8] = v6900;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6901 = static_cast<unsigned int>(v6486.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6902 = static_cast<unsigned int>(v6486.row(9, iron_linear_thread() & 31u));
-        const float v6903 = v6486.x[9];
-        const unsigned int v6904 = v46 + v6902;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6905 = v5973 + v6901;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6906 = v6905 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6909 = v6904 + v37;
-        const unsigned int v6910 = v6905 + v18;
-        const bool v6911 = v6910 <= v6909;
-        const bool v6912 = v554 || v6911;
-        const bool v6913 = v6906 && v6912;
-        const unsigned int v6916 = v6905 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6917 = v6916 + v18;
-        const bool v6919 = v6909 < v6917;
-        const bool v6920 = v6550 || v6919;
-        const bool v6921 = v6913 && v6920;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6923 = v6903 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6924 = v6921 ? v6923 : __uint_as_float(0xff800000u);
-        v6486.x[9] = v6924;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6925 = static_cast<unsigned int>(v6486.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6926 = static_cast<unsigned int>(v6486.row(10, iron_linear_thread() & 31u));
-        const float v6927 = v6486.x[10];
-        const unsigned int v6928 = v46 + v6926;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6929 = v5973 + v6925;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6930 = v6929 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6933 = v6928 + v37;
-        const unsigned int v6934 = v6929 + v18;
-        const bool v6935 = v6934 <= v6933;
-        const bool v6936 = v554 || v6935;
-        const bool v6937 = v6930 && v6936;
-        const unsigned int v6940 = v6929 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6941 = v6940 + v18;
-        const bool v6943 = v6933 < v6941;
-        const bool v6944 = v6550 || v6943;
-        const bool v6945 = v6937 && v6944;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6947 = v6927 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6948 = v6945 ? v6947 : __uint_as_float(0xff800000u);
-        v6486.x[10] = v6948;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6949 = static_cast<unsigned int>(v6486.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6950 = static_cast<unsigned int>(v6486.row(11, iron_linear_thread() & 31u));
-        const float v6951 = v6486.x[11];
-        const unsigned int v6952 = v46 + v6950;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6953 = v5973 + v6949;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6954 = v6953 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6957 = v6952 + v37;
-        const unsigned int v6958 = v6953 + v18;
-        const bool v6959 = v6958 <= v6957;
-        const bool v6960 = v554 || v6959;
-        const bool v6961 = v6954 && v6960;
-        const unsigned int v6964 = v6953 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6965 = v6964 + v18;
-        const bool v6967 = v6957 < v6965;
-        const bool v6968 = v6550 || v6967;
-        const bool v6969 = v6961 && v6968;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6971 = v6951 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6972 = v6969 ? v6971 : __uint_as_float(0xff800000u);
-        v6486.x[11] = v6972;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6973 = static_cast<unsigned int>(v6486.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6974 = static_cast<unsigned int>(v6486.row(12, iron_linear_thread() & 31u));
-        const float v6975 = v6486.x[12];
-        const unsigned int v6976 = v46 + v6974;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6977 = v5973 + v6973;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6978 = v6977 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6981 = v6976 + v37;
-        const unsigned int v6982 = v6977 + v18;
-        const bool v6983 = v6982 <= v6981;
-        const bool v6984 = v554 || v6983;
-        const bool v6985 = v6978 && v6984;
-        const unsigned int v6988 = v6977 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6989 = v6988 + v18;
-        const bool v6991 = v6981 < v6989;
-        const bool v6992 = v6550 || v6991;
-        const bool v6993 = v6985 && v6992;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6995 = v6975 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6996 = v6993 ? v6995 : __uint_as_float(0xff800000u);
-        v6486.x[12] = v6996;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6997 = static_cast<unsigned int>(v6486.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6998 = static_cast<unsigned int>(v6486.row(13, iron_linear_thread() & 31u));
-        const float v6999 = v6486.x[13];
-        const unsigned int v7000 = v46 + v6998;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7001 = v5973 + v6997;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7002 = v7001 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7005 = v7000 + v37;
-        const unsigned int v7006 = v7001 + v18;
-        const bool v7007 = v7006 <= v7005;
-        const bool v7008 = v554 || v7007;
-        const bool v7009 = v7002 && v7008;
-        const unsigned int v7012 = v7001 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7013 = v7012 + v18;
-        const bool v7015 = v7005 < v7013;
-        const bool v7016 = v6550 || v7015;
-        const bool v7017 = v7009 && v7016;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7019 = v6999 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7020 = v7017 ? v7019 : __uint_as_float(0xff800000u);
-        v6486.x[13] = v7020;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7021 = static_cast<unsigned int>(v6486.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7022 = static_cast<unsigned int>(v6486.row(14, iron_linear_thread() & 31u));
-        const float v7023 = v6486.x[14];
-        const unsigned int v7024 = v46 + v7022;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7025 = v5973 + v7021;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7026 = v7025 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7029 = v7024 + v37;
-        const unsigned int v7030 = v7025 + v18;
-        const bool v7031 = v7030 <= v7029;
-        const bool v7032 = v554 || v7031;
-        const bool v7033 = v7026 && v7032;
-        const unsigned int v7036 = v7025 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7037 = v7036 + v18;
-        const bool v7039 = v7029 < v7037;
-        const bool v7040 = v6550 || v7039;
-        const bool v7041 = v7033 && v7040;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7043 = v7023 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7044 = v7041 ? v7043 : __uint_as_float(0xff800000u);
-        v6486.x[14] = v7044;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7045 = static_cast<unsigned int>(v6486.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7046 = static_cast<unsigned int>(v6486.row(15, iron_linear_thread() & 31u));
-        const float v7047 = v6486.x[15];
-        const unsigned int v7048 = v46 + v7046;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7049 = v5973 + v7045;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7050 = v7049 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7053 = v7048 + v37;
-        const unsigned int v7054 = v7049 + v18;
-        const bool v7055 = v7054 <= v7053;
-        const bool v7056 = v554 || v7055;
-        const bool v7057 = v7050 && v7056;
-        const unsigned int v7060 = v7049 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7061 = v7060 + v18;
-        const bool v7063 = v7053 < v7061;
-        const bool v7064 = v6550 || v7063;
-        const bool v7065 = v7057 && v7064;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7067 = v7047 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        v6280.x[1] = v6756;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6757 = static_cast<unsigned int>(v6280.col(2, iron_linear_thread() & 31u));
+        const float v6759 = v6280.x[2];
+        const float v6760 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6761 = __float_as_uint(v6760);
+        const bool v6762 = v6757 >= v6761;
+        const float v6763 = v6482.x[2];
+        const unsigned int v6764 = __float_as_uint(v6763);
+        const bool v6765 = v6757 < v6764;
+        const bool v6766 = v6762 && v6765;
+        const float v6768 = v6759 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6769 = v6766 ? v6768 : __uint_as_float(0xff800000u);
+        v6280.x[2] = v6769;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6770 = static_cast<unsigned int>(v6280.col(3, iron_linear_thread() & 31u));
+        const float v6772 = v6280.x[3];
+        const float v6773 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6774 = __float_as_uint(v6773);
+        const bool v6775 = v6770 >= v6774;
+        const float v6776 = v6482.x[2];
+        const unsigned int v6777 = __float_as_uint(v6776);
+        const bool v6778 = v6770 < v6777;
+        const bool v6779 = v6775 && v6778;
+        const float v6781 = v6772 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6782 = v6779 ? v6781 : __uint_as_float(0xff800000u);
+        v6280.x[3] = v6782;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6783 = static_cast<unsigned int>(v6280.col(4, iron_linear_thread() & 31u));
+        const float v6785 = v6280.x[4];
+        const float v6786 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6787 = __float_as_uint(v6786);
+        const bool v6788 = v6783 >= v6787;
+        const float v6789 = v6482.x[0];
+        const unsigned int v6790 = __float_as_uint(v6789);
+        const bool v6791 = v6783 < v6790;
+        const bool v6792 = v6788 && v6791;
+        const float v6794 = v6785 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6795 = v6792 ? v6794 : __uint_as_float(0xff800000u);
+        v6280.x[4] = v6795;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6796 = static_cast<unsigned int>(v6280.col(5, iron_linear_thread() & 31u));
+        const float v6798 = v6280.x[5];
+        const float v6799 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6800 = __float_as_uint(v6799);
+        const bool v6801 = v6796 >= v6800;
+        const float v6802 = v6482.x[0];
+        const unsigned int v6803 = __float_as_uint(v6802);
+        const bool v6804 = v6796 < v6803;
+        const bool v6805 = v6801 && v6804;
+        const float v6807 = v6798 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6808 = v6805 ? v6807 : __uint_as_float(0xff800000u);
+        v6280.x[5] = v6808;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6809 = static_cast<unsigned int>(v6280.col(6, iron_linear_thread() & 31u));
+        const float v6811 = v6280.x[6];
+        const float v6812 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6813 = __float_as_uint(v6812);
+        const bool v6814 = v6809 >= v6813;
+        const float v6815 = v6482.x[2];
+        const unsigned int v6816 = __float_as_uint(v6815);
+        const bool v6817 = v6809 < v6816;
+        const bool v6818 = v6814 && v6817;
+        const float v6820 = v6811 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6821 = v6818 ? v6820 : __uint_as_float(0xff800000u);
+        v6280.x[6] = v6821;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6822 = static_cast<unsigned int>(v6280.col(7, iron_linear_thread() & 31u));
+        const float v6824 = v6280.x[7];
+        const float v6825 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6826 = __float_as_uint(v6825);
+        const bool v6827 = v6822 >= v6826;
+        const float v6828 = v6482.x[2];
+        const unsigned int v6829 = __float_as_uint(v6828);
+        const bool v6830 = v6822 < v6829;
+        const bool v6831 = v6827 && v6830;
+        const float v6833 = v6824 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6834 = v6831 ? v6833 : __uint_as_float(0xff800000u);
+        v6280.x[7] = v6834;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6835 = static_cast<unsigned int>(v6280.col(8, iron_linear_thread() & 31u));
+        const float v6837 = v6280.x[8];
+        const float v6838 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6839 = __float_as_uint(v6838);
+        const bool v6840 = v6835 >= v6839;
+        const float v6841 = v6482.x[0];
+        const unsigned int v6842 = __float_as_uint(v6841);
+        const bool v6843 = v6835 < v6842;
+        const bool v6844 = v6840 && v6843;
+        const float v6846 = v6837 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6847 = v6844 ? v6846 : __uint_as_float(0xff800000u);
+        v6280.x[8] = v6847;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6848 = static_cast<unsigned int>(v6280.col(9, iron_linear_thread() & 31u));
+        const float v6850 = v6280.x[9];
+        const float v6851 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6852 = __float_as_uint(v6851);
+        const bool v6853 = v6848 >= v6852;
+        const float v6854 = v6482.x[0];
+        const unsigned int v6855 = __float_as_uint(v6854);
+        const bool v6856 = v6848 < v6855;
+        const bool v6857 = v6853 && v6856;
+        const float v6859 = v6850 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6860 = v6857 ? v6859 : __uint_as_float(0xff800000u);
+        v6280.x[9] = v6860;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6861 = static_cast<unsigned int>(v6280.col(10, iron_linear_thread() & 31u));
+        const float v6863 = v6280.x[10];
+        const float v6864 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6865 = __float_as_uint(v6864);
+        const bool v6866 = v6861 >= v6865;
+        const float v6867 = v6482.x[2];
+        const unsigned int v6868 = __float_as_uint(v6867);
+        const bool v6869 = v6861 < v6868;
+        const bool v6870 = v6866 && v6869;
+        const float v6872 = v6863 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6873 = v6870 ? v6872 : __uint_as_float(0xff800000u);
+        v6280.x[10] = v6873;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6874 = static_cast<unsigned int>(v6280.col(11, iron_linear_thread() & 31u));
+        const float v6876 = v6280.x[11];
+        const float v6877 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6878 = __float_as_uint(v6877);
+        const bool v6879 = v6874 >= v6878;
+        const float v6880 = v6482.x[2];
+        const unsigned int v6881 = __float_as_uint(v6880);
+        const bool v6882 = v6874 < v6881;
+        const bool v6883 = v6879 && v6882;
+        const float v6885 = v6876 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6886 = v6883 ? v6885 : __uint_as_float(0xff800000u);
+        v6280.x[11] = v6886;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6887 = static_cast<unsigned int>(v6280.col(12, iron_linear_thread() & 31u));
+        const float v6889 = v6280.x[12];
+        const float v6890 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6891 = __float_as_uint(v6890);
+        const bool v6892 = v6887 >= v6891;
+        const float v6893 = v6482.x[0];
+        const unsigned int v6894 = __float_as_uint(v6893);
+        const bool v6895 = v6887 < v6894;
+        const bool v6896 = v6892 && v6895;
+        const float v6898 = v6889 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6899 = v6896 ? v6898 : __uint_as_float(0xff800000u);
+        v6280.x[12] = v6899;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6900 = static_cast<unsigned int>(v6280.col(13, iron_linear_thread() & 31u));
+        const float v6902 = v6280.x[13];
+        const float v6903 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6904 = __float_as_uint(v6903);
+        const bool v6905 = v6900 >= v6904;
+        const float v6906 = v6482.x[0];
+        const unsigned int v6907 = __float_as_uint(v6906);
+        const bool v6908 = v6900 < v6907;
+        const bool v6909 = v6905 && v6908;
+        const float v6911 = v6902 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6912 = v6909 ? v6911 : __uint_as_float(0xff800000u);
+        v6280.x[13] = v6912;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6913 = static_cast<unsigned int>(v6280.col(14, iron_linear_thread() & 31u));
+        const float v6915 = v6280.x[14];
+        const float v6916 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6917 = __float_as_uint(v6916);
+        const bool v6918 = v6913 >= v6917;
+        const float v6919 = v6482.x[2];
+        const unsigned int v6920 = __float_as_uint(v6919);
+        const bool v6921 = v6913 < v6920;
+        const bool v6922 = v6918 && v6921;
+        const float v6924 = v6915 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6925 = v6922 ? v6924 : __uint_as_float(0xff800000u);
+        v6280.x[14] = v6925;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6926 = static_cast<unsigned int>(v6280.col(15, iron_linear_thread() & 31u));
+        const float v6928 = v6280.x[15];
+        const float v6929 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6930 = __float_as_uint(v6929);
+        const bool v6931 = v6926 >= v6930;
+        const float v6932 = v6482.x[2];
+        const unsigned int v6933 = __float_as_uint(v6932);
+        const bool v6934 = v6926 < v6933;
+        const bool v6935 = v6931 && v6934;
+        const float v6937 = v6928 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6938 = v6935 ? v6937 : __uint_as_float(0xff800000u);
+        v6280.x[15] = v6938;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6939 = static_cast<unsigned int>(v6280.col(16, iron_linear_thread() & 31u));
+        const float v6941 = v6280.x[16];
+        const float v6942 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6943 = __float_as_uint(v6942);
+        const bool v6944 = v6939 >= v6943;
+        const float v6945 = v6482.x[0];
+        const unsigned int v6946 = __float_as_uint(v6945);
+        const bool v6947 = v6939 < v6946;
+        const bool v6948 = v6944 && v6947;
+        const float v6950 = v6941 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6951 = v6948 ? v6950 : __uint_as_float(0xff800000u);
+        v6280.x[16] = v6951;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6952 = static_cast<unsigned int>(v6280.col(17, iron_linear_thread() & 31u));
+        const float v6954 = v6280.x[17];
+        const float v6955 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6956 = __float_as_uint(v6955);
+        const bool v6957 = v6952 >= v6956;
+        const float v6958 = v6482.x[0];
+        const unsigned int v6959 = __float_as_uint(v6958);
+        const bool v6960 = v6952 < v6959;
+        const bool v6961 = v6957 && v6960;
+        const float v6963 = v6954 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6964 = v6961 ? v6963 : __uint_as_float(0xff800000u);
+        v6280.x[17] = v6964;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6965 = static_cast<unsigned int>(v6280.col(18, iron_linear_thread() & 31u));
+        const float v6967 = v6280.x[18];
+        const float v6968 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6969 = __float_as_uint(v6968);
+        const bool v6970 = v6965 >= v6969;
+        const float v6971 = v6482.x[2];
+        const unsigned int v6972 = __float_as_uint(v6971);
+        const bool v6973 = v6965 < v6972;
+        const bool v6974 = v6970 && v6973;
+        const float v6976 = v6967 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6977 = v6974 ? v6976 : __uint_as_float(0xff800000u);
+        v6280.x[18] = v6977;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6978 = static_cast<unsigned int>(v6280.col(19, iron_linear_thread() & 31u));
+        const float v6980 = v6280.x[19];
+        const float v6981 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6982 = __float_as_uint(v6981);
+        const bool v6983 = v6978 >= v6982;
+        const float v6984 = v6482.x[2];
+        const unsigned int v6985 = __float_as_uint(v6984);
+        const bool v6986 = v6978 < v6985;
+        const bool v6987 = v6983 && v6986;
+        const float v6989 = v6980 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v6990 = v6987 ? v6989 : __uint_as_float(0xff800000u);
+        v6280.x[19] = v6990;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v6991 = static_cast<unsigned int>(v6280.col(20, iron_linear_thread() & 31u));
+        const float v6993 = v6280.x[20];
+        const float v6994 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v6995 = __float_as_uint(v6994);
+        const bool v6996 = v6991 >= v6995;
+        const float v6997 = v6482.x[0];
+        const unsigned int v6998 = __float_as_uint(v6997);
+        const bool v6999 = v6991 < v6998;
+        const bool v7000 = v6996 && v6999;
+        const float v7002 = v6993 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7003 = v7000 ? v7002 : __uint_as_float(0xff800000u);
+        v6280.x[20] = v7003;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7004 = static_cast<unsigned int>(v6280.col(21, iron_linear_thread() & 31u));
+        const float v7006 = v6280.x[21];
+        const float v7007 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7008 = __float_as_uint(v7007);
+        const bool v7009 = v7004 >= v7008;
+        const float v7010 = v6482.x[0];
+        const unsigned int v7011 = __float_as_uint(v7010);
+        const bool v7012 = v7004 < v7011;
+        const bool v7013 = v7009 && v7012;
+        const float v7015 = v7006 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7016 = v7013 ? v7015 : __uint_as_float(0xff800000u);
+        v6280.x[21] = v7016;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7017 = static_cast<unsigned int>(v6280.col(22, iron_linear_thread() & 31u));
+        const float v7019 = v6280.x[22];
+        const float v7020 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7021 = __float_as_uint(v7020);
+        const bool v7022 = v7017 >= v7021;
+        const float v7023 = v6482.x[2];
+        const unsigned int v7024 = __float_as_uint(v7023);
+        const bool v7025 = v7017 < v7024;
+        const bool v7026 = v7022 && v7025;
+        const float v7028 = v7019 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7029 = v7026 ? v7028 : __uint_as_float(0xff800000u);
+        v6280.x[22] = v7029;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7030 = static_cast<unsigned int>(v6280.col(23, iron_linear_thread() & 31u));
+        const float v7032 = v6280.x[23];
+        const float v7033 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7034 = __float_as_uint(v7033);
+        const bool v7035 = v7030 >= v7034;
+        const float v7036 = v6482.x[2];
+        const unsigned int v7037 = __float_as_uint(v7036);
+        const bool v7038 = v7030 < v7037;
+        const bool v7039 = v7035 && v7038;
+        const float v7041 = v7032 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7042 = v7039 ? v7041 : __uint_as_float(0xff800000u);
+        v6280.x[23] = v7042;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7043 = static_cast<unsigned int>(v6280.col(24, iron_linear_thread() & 31u));
+        const float v7045 = v6280.x[24];
+        const float v7046 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7047 = __float_as_uint(v7046);
+        const bool v7048 = v7043 >= v7047;
+        const float v7049 = v6482.x[0];
+        const unsigned int v7050 = __float_as_uint(v7049);
+        const bool v7051 = v7043 < v7050;
+        const bool v7052 = v7048 && v7051;
+        const float v7054 = v7045 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7055 = v7052 ? v7054 : __uint_as_float(0xff800000u);
+        v6280.x[24] = v7055;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7056 = static_cast<unsigned int>(v6280.col(25, iron_linear_thread() & 31u));
+        const float v7058 = v6280.x[25];
+        const float v7059 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7060 = __float_as_uint(v7059);
+        const bool v7061 = v7056 >= v7060;
+        const float v7062 = v6482.x[0];
+        const unsigned int v7063 = __float_as_uint(v7062);
+        const bool v7064 = v7056 < v7063;
+        const bool v7065 = v7061 && v7064;
+        const float v7067 = v7058 * v573;  // kernels/sdpa/flash_tile.hpp:181
         const float v7068 = v7065 ? v7067 : __uint_as_float(0xff800000u);
-        v6486.x[15] = v7068;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7069 = static_cast<unsigned int>(v6486.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7070 = static_cast<unsigned int>(v6486.row(16, iron_linear_thread() & 31u));
-        const float v7071 = v6486.x[16];
-        const unsigned int v7072 = v46 + v7070;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7073 = v5973 + v7069;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7074 = v7073 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7077 = v7072 + v37;
-        const unsigned int v7078 = v7073 + v18;
-        const bool v7079 = v7078 <= v7077;
-        const bool v7080 = v554 || v7079;
-        const bool v7081 = v7074 && v7080;
-        const unsigned int v7084 = v7073 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7085 = v7084 + v18;
-        const bool v7087 = v7077 < v7085;
-        const bool v7088 = v6550 || v7087;
-        const bool v7089 = v7081 && v7088;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7091 = v7071 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7092 = v7089 ? v7091 : __uint_as_float(0xff800000u);
-        v6486.x[16] = v7092;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7093 = static_cast<unsigned int>(v6486.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7094 = static_cast<unsigned int>(v6486.row(17, iron_linear_thread() & 31u));
-        const float v7095 = v6486.x[17];
-        const unsigned int v7096 = v46 + v7094;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7097 = v5973 + v7093;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7098 = v7097 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7101 = v7096 + v37;
-        const unsigned int v7102 = v7097 + v18;
-        const bool v7103 = v7102 <= v7101;
-        const bool v7104 = v554 || v7103;
-        const bool v7105 = v7098 && v7104;
-        const unsigned int v7108 = v7097 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7109 = v7108 + v18;
-        const bool v7111 = v7101 < v7109;
-        const bool v7112 = v6550 || v7111;
-        const bool v7113 = v7105 && v7112;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7115 = v7095 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7116 = v7113 ? v7115 : __uint_as_float(0xff800000u);
-        v6486.x[17] = v7116;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7117 = static_cast<unsigned int>(v6486.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7118 = static_cast<unsigned int>(v6486.row(18, iron_linear_thread() & 31u));
-        const float v7119 = v6486.x[18];
-        const unsigned int v7120 = v46 + v7118;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7121 = v5973 + v7117;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7122 = v7121 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7125 = v7120 + v37;
-        const unsigned int v7126 = v7121 + v18;
-        const bool v7127 = v7126 <= v7125;
-        const bool v7128 = v554 || v7127;
-        const bool v7129 = v7122 && v7128;
-        const unsigned int v7132 = v7121 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7133 = v7132 + v18;
-        const bool v7135 = v7125 < v7133;
-        const bool v7136 = v6550 || v7135;
-        const bool v7137 = v7129 && v7136;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7139 = v7119 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7140 = v7137 ? v7139 : __uint_as_float(0xff800000u);
-        v6486.x[18] = v7140;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7141 = static_cast<unsigned int>(v6486.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7142 = static_cast<unsigned int>(v6486.row(19, iron_linear_thread() & 31u));
-        const float v7143 = v6486.x[19];
-        const unsigned int v7144 = v46 + v7142;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7145 = v5973 + v7141;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7146 = v7145 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7149 = v7144 + v37;
-        const unsigned int v7150 = v7145 + v18;
-        const bool v7151 = v7150 <= v7149;
-        const bool v7152 = v554 || v7151;
-        const bool v7153 = v7146 && v7152;
-        const unsigned int v7156 = v7145 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7157 = v7156 + v18;
-        const bool v7159 = v7149 < v7157;
-        const bool v7160 = v6550 || v7159;
-        const bool v7161 = v7153 && v7160;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7163 = v7143 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7164 = v7161 ? v7163 : __uint_as_float(0xff800000u);
-        v6486.x[19] = v7164;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7165 = static_cast<unsigned int>(v6486.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7166 = static_cast<unsigned int>(v6486.row(20, iron_linear_thread() & 31u));
-        const float v7167 = v6486.x[20];
-        const unsigned int v7168 = v46 + v7166;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7169 = v5973 + v7165;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7170 = v7169 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7173 = v7168 + v37;
-        const unsigned int v7174 = v7169 + v18;
-        const bool v7175 = v7174 <= v7173;
-        const bool v7176 = v554 || v7175;
-        const bool v7177 = v7170 && v7176;
-        const unsigned int v7180 = v7169 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7181 = v7180 + v18;
-        const bool v7183 = v7173 < v7181;
-        const bool v7184 = v6550 || v7183;
-        const bool v7185 = v7177 && v7184;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7187 = v7167 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7188 = v7185 ? v7187 : __uint_as_float(0xff800000u);
-        v6486.x[20] = v7188;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7189 = static_cast<unsigned int>(v6486.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7190 = static_cast<unsigned int>(v6486.row(21, iron_linear_thread() & 31u));
-        const float v7191 = v6486.x[21];
-        const unsigned int v7192 = v46 + v7190;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7193 = v5973 + v7189;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7194 = v7193 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7197 = v7192 + v37;
-        const unsigned int v7198 = v7193 + v18;
-        const bool v7199 = v7198 <= v7197;
-        const bool v7200 = v554 || v7199;
-        const bool v7201 = v7194 && v7200;
-        const unsigned int v7204 = v7193 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7205 = v7204 + v18;
-        const bool v7207 = v7197 < v7205;
-        const bool v7208 = v6550 || v7207;
-        const bool v7209 = v7201 && v7208;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7211 = v7191 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7212 = v7209 ? v7211 : __uint_as_float(0xff800000u);
-        v6486.x[21] = v7212;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7213 = static_cast<unsigned int>(v6486.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7214 = static_cast<unsigned int>(v6486.row(22, iron_linear_thread() & 31u));
-        const float v7215 = v6486.x[22];
-        const unsigned int v7216 = v46 + v7214;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7217 = v5973 + v7213;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7218 = v7217 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7221 = v7216 + v37;
-        const unsigned int v7222 = v7217 + v18;
-        const bool v7223 = v7222 <= v7221;
-        const bool v7224 = v554 || v7223;
-        const bool v7225 = v7218 && v7224;
-        const unsigned int v7228 = v7217 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7229 = v7228 + v18;
-        const bool v7231 = v7221 < v7229;
-        const bool v7232 = v6550 || v7231;
-        const bool v7233 = v7225 && v7232;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7235 = v7215 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7236 = v7233 ? v7235 : __uint_as_float(0xff800000u);
-        v6486.x[22] = v7236;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7237 = static_cast<unsigned int>(v6486.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7238 = static_cast<unsigned int>(v6486.row(23, iron_linear_thread() & 31u));
-        const float v7239 = v6486.x[23];
-        const unsigned int v7240 = v46 + v7238;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7241 = v5973 + v7237;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7242 = v7241 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7245 = v7240 + v37;
-        const unsigned int v7246 = v7241 + v18;
-        const bool v7247 = v7246 <= v7245;
-        const bool v7248 = v554 || v7247;
-        const bool v7249 = v7242 && v7248;
-        const unsigned int v7252 = v7241 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7253 = v7252 + v18;
-        const bool v7255 = v7245 < v7253;
-        const bool v7256 = v6550 || v7255;
-        const bool v7257 = v7249 && v7256;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7259 = v7239 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7260 = v7257 ? v7259 : __uint_as_float(0xff800000u);
-        v6486.x[23] = v7260;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7261 = static_cast<unsigned int>(v6486.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7262 = static_cast<unsigned int>(v6486.row(24, iron_linear_thread() & 31u));
-        const float v7263 = v6486.x[24];
-        const unsigned int v7264 = v46 + v7262;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7265 = v5973 + v7261;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7266 = v7265 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7269 = v7264 + v37;
-        const unsigned int v7270 = v7265 + v18;
-        const bool v7271 = v7270 <= v7269;
-        const bool v7272 = v554 || v7271;
-        const bool v7273 = v7266 && v7272;
-        const unsigned int v7276 = v7265 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7277 = v7276 + v18;
-        const bool v7279 = v7269 < v7277;
-        const bool v7280 = v6550 || v7279;
-        const bool v7281 = v7273 && v7280;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7283 = v7263 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7284 = v7281 ? v7283 : __uint_as_float(0xff800000u);
-        v6486.x[24] = v7284;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7285 = static_cast<unsigned int>(v6486.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7286 = static_cast<unsigned int>(v6486.row(25, iron_linear_thread() & 31u));
-        const float v7287 = v6486.x[25];
-        const unsigned int v7288 = v46 + v7286;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7289 = v5973 + v7285;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7290 = v7289 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7293 = v7288 + v37;
-        const unsigned int v7294 = v7289 + v18;
-        const bool v7295 = v7294 <= v7293;
-        const bool v7296 = v554 || v7295;
-        const bool v7297 = v7290 && v7296;
-        const unsigned int v7300 = v7289 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7301 = v7300 + v18;
-        const bool v7303 = v7293 < v7301;
-        const bool v7304 = v6550 || v7303;
-        const bool v7305 = v7297 && v7304;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7307 = v7287 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7308 = v7305 ? v7307 : __uint_as_float(0xff800000u);
-        v6486.x[25] = v7308;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7309 = static_cast<unsigned int>(v6486.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7310 = static_cast<unsigned int>(v6486.row(26, iron_linear_thread() & 31u));
-        const float v7311 = v6486.x[26];
-        const unsigned int v7312 = v46 + v7310;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7313 = v5973 + v7309;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7314 = v7313 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7317 = v7312 + v37;
-        const unsigned int v7318 = v7313 + v18;
-        const bool v7319 = v7318 <= v7317;
-        const bool v7320 = v554 || v7319;
-        const bool v7321 = v7314 && v7320;
-        const unsigned int v7324 = v7313 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7325 = v7324 + v18;
-        const bool v7327 = v7317 < v7325;
-        const bool v7328 = v6550 || v7327;
-        const bool v7329 = v7321 && v7328;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7331 = v7311 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7332 = v7329 ? v7331 : __uint_as_float(0xff800000u);
-        v6486.x[26] = v7332;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7333 = static_cast<unsigned int>(v6486.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7334 = static_cast<unsigned int>(v6486.row(27, iron_linear_thread() & 31u));
-        const float v7335 = v6486.x[27];
-        const unsigned int v7336 = v46 + v7334;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7337 = v5973 + v7333;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7338 = v7337 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7341 = v7336 + v37;
-        const unsigned int v7342 = v7337 + v18;
-        const bool v7343 = v7342 <= v7341;
-        const bool v7344 = v554 || v7343;
-        const bool v7345 = v7338 && v7344;
-        const unsigned int v7348 = v7337 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7349 = v7348 + v18;
-        const bool v7351 = v7341 < v7349;
-        const bool v7352 = v6550 || v7351;
-        const bool v7353 = v7345 && v7352;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7355 = v7335 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7356 = v7353 ? v7355 : __uint_as_float(0xff800000u);
-        v6486.x[27] = v7356;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7357 = static_cast<unsigned int>(v6486.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7358 = static_cast<unsigned int>(v6486.row(28, iron_linear_thread() & 31u));
-        const float v7359 = v6486.x[28];
-        const unsigned int v7360 = v46 + v7358;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7361 = v5973 + v7357;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7362 = v7361 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7365 = v7360 + v37;
-        const unsigned int v7366 = v7361 + v18;
-        const bool v7367 = v7366 <= v7365;
-        const bool v7368 = v554 || v7367;
-        const bool v7369 = v7362 && v7368;
-        const unsigned int v7372 = v7361 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7373 = v7372 + v18;
-        const bool v7375 = v7365 < v7373;
-        const bool v7376 = v6550 || v7375;
-        const bool v7377 = v7369 && v7376;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7379 = v7359 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7380 = v7377 ? v7379 : __uint_as_float(0xff800000u);
-        v6486.x[28] = v7380;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7381 = static_cast<unsigned int>(v6486.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7382 = static_cast<unsigned int>(v6486.row(29, iron_linear_thread() & 31u));
-        const float v7383 = v6486.x[29];
-        const unsigned int v7384 = v46 + v7382;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7385 = v5973 + v7381;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7386 = v7385 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7389 = v7384 + v37;
-        const unsigned int v7390 = v7385 + v18;
-        const bool v7391 = v7390 <= v7389;
-        const bool v7392 = v554 || v7391;
-        const bool v7393 = v7386 && v7392;
-        const unsigned int v7396 = v7385 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7397 = v7396 + v18;
-        const bool v7399 = v7389 < v7397;
-        const bool v7400 = v6550 || v7399;
-        const bool v7401 = v7393 && v7400;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7403 = v7383 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7404 = v7401 ? v7403 : __uint_as_float(0xff800000u);
-        v6486.x[29] = v7404;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7405 = static_cast<unsigned int>(v6486.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7406 = static_cast<unsigned int>(v6486.row(30, iron_linear_thread() & 31u));
-        const float v7407 = v6486.x[30];
-        const unsigned int v7408 = v46 + v7406;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7409 = v5973 + v7405;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7410 = v7409 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7413 = v7408 + v37;
-        const unsigned int v7414 = v7409 + v18;
-        const bool v7415 = v7414 <= v7413;
-        const bool v7416 = v554 || v7415;
-        const bool v7417 = v7410 && v7416;
-        const unsigned int v7420 = v7409 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7421 = v7420 + v18;
-        const bool v7423 = v7413 < v7421;
-        const bool v7424 = v6550 || v7423;
-        const bool v7425 = v7417 && v7424;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7427 = v7407 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7428 = v7425 ? v7427 : __uint_as_float(0xff800000u);
-        v6486.x[30] = v7428;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7429 = static_cast<unsigned int>(v6486.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7430 = static_cast<unsigned int>(v6486.row(31, iron_linear_thread() & 31u));
-        const float v7431 = v6486.x[31];
-        const unsigned int v7432 = v46 + v7430;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7433 = v5973 + v7429;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7434 = v7433 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7437 = v7432 + v37;
-        const unsigned int v7438 = v7433 + v18;
-        const bool v7439 = v7438 <= v7437;
-        const bool v7440 = v554 || v7439;
-        const bool v7441 = v7434 && v7440;
-        const unsigned int v7444 = v7433 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7445 = v7444 + v18;
-        const bool v7447 = v7437 < v7445;
-        const bool v7448 = v6550 || v7447;
-        const bool v7449 = v7441 && v7448;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7451 = v7431 * v573;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7452 = v7449 ? v7451 : __uint_as_float(0xff800000u);
-        v6486.x[31] = v7452;  // kernels/sdpa/flash_tile.hpp:152
+        v6280.x[25] = v7068;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7069 = static_cast<unsigned int>(v6280.col(26, iron_linear_thread() & 31u));
+        const float v7071 = v6280.x[26];
+        const float v7072 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7073 = __float_as_uint(v7072);
+        const bool v7074 = v7069 >= v7073;
+        const float v7075 = v6482.x[2];
+        const unsigned int v7076 = __float_as_uint(v7075);
+        const bool v7077 = v7069 < v7076;
+        const bool v7078 = v7074 && v7077;
+        const float v7080 = v7071 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7081 = v7078 ? v7080 : __uint_as_float(0xff800000u);
+        v6280.x[26] = v7081;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7082 = static_cast<unsigned int>(v6280.col(27, iron_linear_thread() & 31u));
+        const float v7084 = v6280.x[27];
+        const float v7085 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7086 = __float_as_uint(v7085);
+        const bool v7087 = v7082 >= v7086;
+        const float v7088 = v6482.x[2];
+        const unsigned int v7089 = __float_as_uint(v7088);
+        const bool v7090 = v7082 < v7089;
+        const bool v7091 = v7087 && v7090;
+        const float v7093 = v7084 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7094 = v7091 ? v7093 : __uint_as_float(0xff800000u);
+        v6280.x[27] = v7094;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7095 = static_cast<unsigned int>(v6280.col(28, iron_linear_thread() & 31u));
+        const float v7097 = v6280.x[28];
+        const float v7098 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7099 = __float_as_uint(v7098);
+        const bool v7100 = v7095 >= v7099;
+        const float v7101 = v6482.x[0];
+        const unsigned int v7102 = __float_as_uint(v7101);
+        const bool v7103 = v7095 < v7102;
+        const bool v7104 = v7100 && v7103;
+        const float v7106 = v7097 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7107 = v7104 ? v7106 : __uint_as_float(0xff800000u);
+        v6280.x[28] = v7107;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7108 = static_cast<unsigned int>(v6280.col(29, iron_linear_thread() & 31u));
+        const float v7110 = v6280.x[29];
+        const float v7111 = v6480.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7112 = __float_as_uint(v7111);
+        const bool v7113 = v7108 >= v7112;
+        const float v7114 = v6482.x[0];
+        const unsigned int v7115 = __float_as_uint(v7114);
+        const bool v7116 = v7108 < v7115;
+        const bool v7117 = v7113 && v7116;
+        const float v7119 = v7110 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7120 = v7117 ? v7119 : __uint_as_float(0xff800000u);
+        v6280.x[29] = v7120;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7121 = static_cast<unsigned int>(v6280.col(30, iron_linear_thread() & 31u));
+        const float v7123 = v6280.x[30];
+        const float v7124 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7125 = __float_as_uint(v7124);
+        const bool v7126 = v7121 >= v7125;
+        const float v7127 = v6482.x[2];
+        const unsigned int v7128 = __float_as_uint(v7127);
+        const bool v7129 = v7121 < v7128;
+        const bool v7130 = v7126 && v7129;
+        const float v7132 = v7123 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7133 = v7130 ? v7132 : __uint_as_float(0xff800000u);
+        v6280.x[30] = v7133;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7134 = static_cast<unsigned int>(v6280.col(31, iron_linear_thread() & 31u));
+        const float v7136 = v6280.x[31];
+        const float v7137 = v6480.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7138 = __float_as_uint(v7137);
+        const bool v7139 = v7134 >= v7138;
+        const float v7140 = v6482.x[2];
+        const unsigned int v7141 = __float_as_uint(v7140);
+        const bool v7142 = v7134 < v7141;
+        const bool v7143 = v7139 && v7142;
+        const float v7145 = v7136 * v573;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7146 = v7143 ? v7145 : __uint_as_float(0xff800000u);
+        v6280.x[31] = v7146;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v7454;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v7454, 0.0f);
-      iron_frag<float, 2, 16, 8> v7456;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v7456, 0.0f);
-      iron_frag_row_reduce<false>(v7456, v6486);
-      const float v7460 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7461 = v7456.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7462 = fmaxf(v7460, v7461);
-      const bool v7465 = v7462 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7466 = v7465 ? 0.0f : v7462;
-      const float v7467 = v7460 - v7466;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7468 = iron_exp2_approx(v7467);
-      v7454.x[0] = v7468;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7472 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7473 = v7456.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7474 = fmaxf(v7472, v7473);
-      const bool v7477 = v7474 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7478 = v7477 ? 0.0f : v7474;
-      const float v7479 = v7472 - v7478;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7480 = iron_exp2_approx(v7479);
-      v7454.x[1] = v7480;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7484 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7485 = v7456.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7486 = fmaxf(v7484, v7485);
-      const bool v7489 = v7486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7490 = v7489 ? 0.0f : v7486;
-      const float v7491 = v7484 - v7490;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7492 = iron_exp2_approx(v7491);
-      v7454.x[2] = v7492;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7496 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7497 = v7456.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7498 = fmaxf(v7496, v7497);
-      const bool v7501 = v7498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7502 = v7501 ? 0.0f : v7498;
-      const float v7503 = v7496 - v7502;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7504 = iron_exp2_approx(v7503);
-      v7454.x[3] = v7504;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7507 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v7508 = v7456.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7509 = fmaxf(v7507, v7508);
-      v575.x[0] = v7509;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7512 = v575.x[1];
-      const float v7513 = v7456.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7514 = fmaxf(v7512, v7513);
-      v575.x[1] = v7514;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7517 = v575.x[2];
-      const float v7518 = v7456.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7519 = fmaxf(v7517, v7518);
-      v575.x[2] = v7519;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7522 = v575.x[3];
-      const float v7523 = v7456.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7524 = fmaxf(v7522, v7523);
-      v575.x[3] = v7524;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7527 = v6486.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v7528 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7531 = v7528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7532 = v7531 ? 0.0f : v7528;
-      const float v7533 = v7527 - v7532;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7534 = iron_exp2_approx(v7533);
-      v6486.x[0] = v7534;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7537 = v6486.x[1];
-      const float v7538 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7541 = v7538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7542 = v7541 ? 0.0f : v7538;
-      const float v7543 = v7537 - v7542;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7544 = iron_exp2_approx(v7543);
-      v6486.x[1] = v7544;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7547 = v6486.x[2];
-      const float v7548 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7551 = v7548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7552 = v7551 ? 0.0f : v7548;
-      const float v7553 = v7547 - v7552;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7554 = iron_exp2_approx(v7553);
-      v6486.x[2] = v7554;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7557 = v6486.x[3];
-      const float v7558 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7561 = v7558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7562 = v7561 ? 0.0f : v7558;
-      const float v7563 = v7557 - v7562;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7564 = iron_exp2_approx(v7563);
-      v6486.x[3] = v7564;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7567 = v6486.x[4];
-      const float v7568 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7571 = v7568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7572 = v7571 ? 0.0f : v7568;
-      const float v7573 = v7567 - v7572;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7574 = iron_exp2_approx(v7573);
-      v6486.x[4] = v7574;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7577 = v6486.x[5];
-      const float v7578 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7581 = v7578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7582 = v7581 ? 0.0f : v7578;
-      const float v7583 = v7577 - v7582;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7584 = iron_exp2_approx(v7583);
-      v6486.x[5] = v7584;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7587 = v6486.x[6];
-      const float v7588 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7591 = v7588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7592 = v7591 ? 0.0f : v7588;
-      const float v7593 = v7587 - v7592;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7594 = iron_exp2_approx(v7593);
-      v6486.x[6] = v7594;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7597 = v6486.x[7];
-      const float v7598 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7601 = v7598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7602 = v7601 ? 0.0f : v7598;
-      const float v7603 = v7597 - v7602;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7604 = iron_exp2_approx(v7603);
-      v6486.x[7] = v7604;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7607 = v6486.x[8];
-      const float v7608 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7611 = v7608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7612 = v7611 ? 0.0f : v7608;
-      const float v7613 = v7607 - v7612;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7614 = iron_exp2_approx(v7613);
-      v6486.x[8] = v7614;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7617 = v6486.x[9];
-      const float v7618 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7621 = v7618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7622 = v7621 ? 0.0f : v7618;
-      const float v7623 = v7617 - v7622;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7624 = iron_exp2_approx(v7623);
-      v6486.x[9] = v7624;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7627 = v6486.x[10];
-      const float v7628 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7631 = v7628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7632 = v7631 ? 0.0f : v7628;
-      const float v7633 = v7627 - v7632;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7634 = iron_exp2_approx(v7633);
-      v6486.x[10] = v7634;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7637 = v6486.x[11];
-      const float v7638 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7641 = v7638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7642 = v7641 ? 0.0f : v7638;
-      const float v7643 = v7637 - v7642;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7644 = iron_exp2_approx(v7643);
-      v6486.x[11] = v7644;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7647 = v6486.x[12];
-      const float v7648 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7651 = v7648 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7652 = v7651 ? 0.0f : v7648;
-      const float v7653 = v7647 - v7652;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7654 = iron_exp2_approx(v7653);
-      v6486.x[12] = v7654;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7657 = v6486.x[13];
-      const float v7658 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7661 = v7658 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7662 = v7661 ? 0.0f : v7658;
-      const float v7663 = v7657 - v7662;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7664 = iron_exp2_approx(v7663);
-      v6486.x[13] = v7664;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7667 = v6486.x[14];
-      const float v7668 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7671 = v7668 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7672 = v7671 ? 0.0f : v7668;
-      const float v7673 = v7667 - v7672;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7674 = iron_exp2_approx(v7673);
-      v6486.x[14] = v7674;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7677 = v6486.x[15];
-      const float v7678 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7681 = v7678 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7682 = v7681 ? 0.0f : v7678;
-      const float v7683 = v7677 - v7682;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7684 = iron_exp2_approx(v7683);
-      v6486.x[15] = v7684;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7687 = v6486.x[16];
-      const float v7688 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7691 = v7688 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7692 = v7691 ? 0.0f : v7688;
-      const float v7693 = v7687 - v7692;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7694 = iron_exp2_approx(v7693);
-      v6486.x[16] = v7694;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7697 = v6486.x[17];
-      const float v7698 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7701 = v7698 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7702 = v7701 ? 0.0f : v7698;
-      const float v7703 = v7697 - v7702;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7704 = iron_exp2_approx(v7703);
-      v6486.x[17] = v7704;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7707 = v6486.x[18];
-      const float v7708 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7711 = v7708 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7712 = v7711 ? 0.0f : v7708;
-      const float v7713 = v7707 - v7712;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7714 = iron_exp2_approx(v7713);
-      v6486.x[18] = v7714;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7717 = v6486.x[19];
-      const float v7718 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7721 = v7718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7722 = v7721 ? 0.0f : v7718;
-      const float v7723 = v7717 - v7722;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7724 = iron_exp2_approx(v7723);
-      v6486.x[19] = v7724;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7727 = v6486.x[20];
-      const float v7728 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7731 = v7728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7732 = v7731 ? 0.0f : v7728;
-      const float v7733 = v7727 - v7732;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7734 = iron_exp2_approx(v7733);
-      v6486.x[20] = v7734;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7737 = v6486.x[21];
-      const float v7738 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7741 = v7738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7742 = v7741 ? 0.0f : v7738;
-      const float v7743 = v7737 - v7742;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7744 = iron_exp2_approx(v7743);
-      v6486.x[21] = v7744;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7747 = v6486.x[22];
-      const float v7748 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7751 = v7748 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7752 = v7751 ? 0.0f : v7748;
-      const float v7753 = v7747 - v7752;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7754 = iron_exp2_approx(v7753);
-      v6486.x[22] = v7754;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7757 = v6486.x[23];
-      const float v7758 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7761 = v7758 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7762 = v7761 ? 0.0f : v7758;
-      const float v7763 = v7757 - v7762;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7764 = iron_exp2_approx(v7763);
-      v6486.x[23] = v7764;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7767 = v6486.x[24];
-      const float v7768 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7771 = v7768 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7772 = v7771 ? 0.0f : v7768;
-      const float v7773 = v7767 - v7772;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7774 = iron_exp2_approx(v7773);
-      v6486.x[24] = v7774;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7777 = v6486.x[25];
-      const float v7778 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7781 = v7778 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7782 = v7781 ? 0.0f : v7778;
-      const float v7783 = v7777 - v7782;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7784 = iron_exp2_approx(v7783);
-      v6486.x[25] = v7784;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7787 = v6486.x[26];
-      const float v7788 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7791 = v7788 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7792 = v7791 ? 0.0f : v7788;
-      const float v7793 = v7787 - v7792;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7794 = iron_exp2_approx(v7793);
-      v6486.x[26] = v7794;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7797 = v6486.x[27];
-      const float v7798 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7801 = v7798 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7802 = v7801 ? 0.0f : v7798;
-      const float v7803 = v7797 - v7802;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7804 = iron_exp2_approx(v7803);
-      v6486.x[27] = v7804;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7807 = v6486.x[28];
-      const float v7808 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7811 = v7808 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7812 = v7811 ? 0.0f : v7808;
-      const float v7813 = v7807 - v7812;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7814 = iron_exp2_approx(v7813);
-      v6486.x[28] = v7814;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7817 = v6486.x[29];
-      const float v7818 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7821 = v7818 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7822 = v7821 ? 0.0f : v7818;
-      const float v7823 = v7817 - v7822;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7824 = iron_exp2_approx(v7823);
-      v6486.x[29] = v7824;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7827 = v6486.x[30];
-      const float v7828 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7831 = v7828 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7832 = v7831 ? 0.0f : v7828;
-      const float v7833 = v7827 - v7832;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7834 = iron_exp2_approx(v7833);
-      v6486.x[30] = v7834;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7837 = v6486.x[31];
-      const float v7838 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7841 = v7838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7842 = v7841 ? 0.0f : v7838;
-      const float v7843 = v7837 - v7842;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7844 = iron_exp2_approx(v7843);
-      v6486.x[31] = v7844;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v7846;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v7846, 0.0f);
-      iron_frag_row_reduce<true>(v7846, v6486);
-      const float v7849 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7850 = v7846.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7851 = v7454.x[0];
-      const float v7852 = v7849 * v7851;
-      const float v7853 = v7852 + v7850;
-      v577.x[0] = v7853;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7856 = v577.x[1];
-      const float v7857 = v7846.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7858 = v7454.x[1];
-      const float v7859 = v7856 * v7858;
-      const float v7860 = v7859 + v7857;
-      v577.x[1] = v7860;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7863 = v577.x[2];
-      const float v7864 = v7846.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7865 = v7454.x[2];
-      const float v7866 = v7863 * v7865;
-      const float v7867 = v7866 + v7864;
-      v577.x[2] = v7867;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7870 = v577.x[3];
-      const float v7871 = v7846.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v7872 = v7454.x[3];
-      const float v7873 = v7870 * v7872;
-      const float v7874 = v7873 + v7871;
-      v577.x[3] = v7874;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7877 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7878 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7879 = v7877 * v7878;
-      v579.x[0] = v7879;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7882 = v579.x[1];
-      const float v7883 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7884 = v7882 * v7883;
-      v579.x[1] = v7884;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7887 = v579.x[2];
-      const float v7888 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7889 = v7887 * v7888;
-      v579.x[2] = v7889;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7892 = v579.x[3];
-      const float v7893 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7894 = v7892 * v7893;
-      v579.x[3] = v7894;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7897 = v579.x[4];
-      const float v7898 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7899 = v7897 * v7898;
-      v579.x[4] = v7899;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7902 = v579.x[5];
-      const float v7903 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7904 = v7902 * v7903;
-      v579.x[5] = v7904;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7907 = v579.x[6];
-      const float v7908 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7909 = v7907 * v7908;
-      v579.x[6] = v7909;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7912 = v579.x[7];
-      const float v7913 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7914 = v7912 * v7913;
-      v579.x[7] = v7914;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7917 = v579.x[8];
-      const float v7918 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7919 = v7917 * v7918;
-      v579.x[8] = v7919;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7922 = v579.x[9];
-      const float v7923 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7924 = v7922 * v7923;
-      v579.x[9] = v7924;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7927 = v579.x[10];
-      const float v7928 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7929 = v7927 * v7928;
-      v579.x[10] = v7929;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7932 = v579.x[11];
-      const float v7933 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7934 = v7932 * v7933;
-      v579.x[11] = v7934;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7937 = v579.x[12];
-      const float v7938 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7939 = v7937 * v7938;
-      v579.x[12] = v7939;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7942 = v579.x[13];
-      const float v7943 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7944 = v7942 * v7943;
-      v579.x[13] = v7944;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7947 = v579.x[14];
-      const float v7948 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7949 = v7947 * v7948;
-      v579.x[14] = v7949;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7952 = v579.x[15];
-      const float v7953 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7954 = v7952 * v7953;
-      v579.x[15] = v7954;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7957 = v579.x[16];
-      const float v7958 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7959 = v7957 * v7958;
-      v579.x[16] = v7959;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7962 = v579.x[17];
-      const float v7963 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7964 = v7962 * v7963;
-      v579.x[17] = v7964;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7967 = v579.x[18];
-      const float v7968 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7969 = v7967 * v7968;
-      v579.x[18] = v7969;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7972 = v579.x[19];
-      const float v7973 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7974 = v7972 * v7973;
-      v579.x[19] = v7974;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7977 = v579.x[20];
-      const float v7978 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7979 = v7977 * v7978;
-      v579.x[20] = v7979;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7982 = v579.x[21];
-      const float v7983 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7984 = v7982 * v7983;
-      v579.x[21] = v7984;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7987 = v579.x[22];
-      const float v7988 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7989 = v7987 * v7988;
-      v579.x[22] = v7989;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7992 = v579.x[23];
-      const float v7993 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7994 = v7992 * v7993;
-      v579.x[23] = v7994;  // kernels/sdpa/flash_tile.hpp:205
-      const float v7997 = v579.x[24];
-      const float v7998 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v7999 = v7997 * v7998;
-      v579.x[24] = v7999;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8002 = v579.x[25];
-      const float v8003 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8004 = v8002 * v8003;
-      v579.x[25] = v8004;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8007 = v579.x[26];
-      const float v8008 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8009 = v8007 * v8008;
-      v579.x[26] = v8009;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8012 = v579.x[27];
-      const float v8013 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8014 = v8012 * v8013;
-      v579.x[27] = v8014;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8017 = v579.x[28];
-      const float v8018 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8019 = v8017 * v8018;
-      v579.x[28] = v8019;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8022 = v579.x[29];
-      const float v8023 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8024 = v8022 * v8023;
-      v579.x[29] = v8024;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8027 = v579.x[30];
-      const float v8028 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8029 = v8027 * v8028;
-      v579.x[30] = v8029;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8032 = v579.x[31];
-      const float v8033 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8034 = v8032 * v8033;
-      v579.x[31] = v8034;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8037 = v581.x[0];
-      const float v8038 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8039 = v8037 * v8038;
-      v581.x[0] = v8039;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8042 = v581.x[1];
-      const float v8043 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8044 = v8042 * v8043;
-      v581.x[1] = v8044;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8047 = v581.x[2];
-      const float v8048 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8049 = v8047 * v8048;
-      v581.x[2] = v8049;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8052 = v581.x[3];
-      const float v8053 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8054 = v8052 * v8053;
-      v581.x[3] = v8054;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8057 = v581.x[4];
-      const float v8058 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8059 = v8057 * v8058;
-      v581.x[4] = v8059;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8062 = v581.x[5];
-      const float v8063 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8064 = v8062 * v8063;
-      v581.x[5] = v8064;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8067 = v581.x[6];
-      const float v8068 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8069 = v8067 * v8068;
-      v581.x[6] = v8069;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8072 = v581.x[7];
-      const float v8073 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8074 = v8072 * v8073;
-      v581.x[7] = v8074;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8077 = v581.x[8];
-      const float v8078 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8079 = v8077 * v8078;
-      v581.x[8] = v8079;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8082 = v581.x[9];
-      const float v8083 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8084 = v8082 * v8083;
-      v581.x[9] = v8084;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8087 = v581.x[10];
-      const float v8088 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8089 = v8087 * v8088;
-      v581.x[10] = v8089;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8092 = v581.x[11];
-      const float v8093 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8094 = v8092 * v8093;
-      v581.x[11] = v8094;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8097 = v581.x[12];
-      const float v8098 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8099 = v8097 * v8098;
-      v581.x[12] = v8099;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8102 = v581.x[13];
-      const float v8103 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8104 = v8102 * v8103;
-      v581.x[13] = v8104;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8107 = v581.x[14];
-      const float v8108 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8109 = v8107 * v8108;
-      v581.x[14] = v8109;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8112 = v581.x[15];
-      const float v8113 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8114 = v8112 * v8113;
-      v581.x[15] = v8114;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8117 = v581.x[16];
-      const float v8118 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8119 = v8117 * v8118;
-      v581.x[16] = v8119;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8122 = v581.x[17];
-      const float v8123 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8124 = v8122 * v8123;
-      v581.x[17] = v8124;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8127 = v581.x[18];
-      const float v8128 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8129 = v8127 * v8128;
-      v581.x[18] = v8129;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8132 = v581.x[19];
-      const float v8133 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8134 = v8132 * v8133;
-      v581.x[19] = v8134;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8137 = v581.x[20];
-      const float v8138 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8139 = v8137 * v8138;
-      v581.x[20] = v8139;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8142 = v581.x[21];
-      const float v8143 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8144 = v8142 * v8143;
-      v581.x[21] = v8144;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8147 = v581.x[22];
-      const float v8148 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8149 = v8147 * v8148;
-      v581.x[22] = v8149;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8152 = v581.x[23];
-      const float v8153 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8154 = v8152 * v8153;
-      v581.x[23] = v8154;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8157 = v581.x[24];
-      const float v8158 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8159 = v8157 * v8158;
-      v581.x[24] = v8159;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8162 = v581.x[25];
-      const float v8163 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8164 = v8162 * v8163;
-      v581.x[25] = v8164;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8167 = v581.x[26];
-      const float v8168 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8169 = v8167 * v8168;
-      v581.x[26] = v8169;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8172 = v581.x[27];
-      const float v8173 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8174 = v8172 * v8173;
-      v581.x[27] = v8174;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8177 = v581.x[28];
-      const float v8178 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8179 = v8177 * v8178;
-      v581.x[28] = v8179;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8182 = v581.x[29];
-      const float v8183 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8184 = v8182 * v8183;
-      v581.x[29] = v8184;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8187 = v581.x[30];
-      const float v8188 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8189 = v8187 * v8188;
-      v581.x[30] = v8189;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8192 = v581.x[31];
-      const float v8193 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8194 = v8192 * v8193;
-      v581.x[31] = v8194;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8197 = v583.x[0];
-      const float v8198 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8199 = v8197 * v8198;
-      v583.x[0] = v8199;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8202 = v583.x[1];
-      const float v8203 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8204 = v8202 * v8203;
-      v583.x[1] = v8204;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8207 = v583.x[2];
-      const float v8208 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8209 = v8207 * v8208;
-      v583.x[2] = v8209;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8212 = v583.x[3];
-      const float v8213 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8214 = v8212 * v8213;
-      v583.x[3] = v8214;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8217 = v583.x[4];
-      const float v8218 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8219 = v8217 * v8218;
-      v583.x[4] = v8219;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8222 = v583.x[5];
-      const float v8223 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8224 = v8222 * v8223;
-      v583.x[5] = v8224;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8227 = v583.x[6];
-      const float v8228 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8229 = v8227 * v8228;
-      v583.x[6] = v8229;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8232 = v583.x[7];
-      const float v8233 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8234 = v8232 * v8233;
-      v583.x[7] = v8234;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8237 = v583.x[8];
-      const float v8238 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8239 = v8237 * v8238;
-      v583.x[8] = v8239;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8242 = v583.x[9];
-      const float v8243 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8244 = v8242 * v8243;
-      v583.x[9] = v8244;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8247 = v583.x[10];
-      const float v8248 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8249 = v8247 * v8248;
-      v583.x[10] = v8249;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8252 = v583.x[11];
-      const float v8253 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8254 = v8252 * v8253;
-      v583.x[11] = v8254;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8257 = v583.x[12];
-      const float v8258 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8259 = v8257 * v8258;
-      v583.x[12] = v8259;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8262 = v583.x[13];
-      const float v8263 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8264 = v8262 * v8263;
-      v583.x[13] = v8264;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8267 = v583.x[14];
-      const float v8268 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8269 = v8267 * v8268;
-      v583.x[14] = v8269;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8272 = v583.x[15];
-      const float v8273 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8274 = v8272 * v8273;
-      v583.x[15] = v8274;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8277 = v583.x[16];
-      const float v8278 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8279 = v8277 * v8278;
-      v583.x[16] = v8279;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8282 = v583.x[17];
-      const float v8283 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8284 = v8282 * v8283;
-      v583.x[17] = v8284;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8287 = v583.x[18];
-      const float v8288 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8289 = v8287 * v8288;
-      v583.x[18] = v8289;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8292 = v583.x[19];
-      const float v8293 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8294 = v8292 * v8293;
-      v583.x[19] = v8294;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8297 = v583.x[20];
-      const float v8298 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8299 = v8297 * v8298;
-      v583.x[20] = v8299;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8302 = v583.x[21];
-      const float v8303 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8304 = v8302 * v8303;
-      v583.x[21] = v8304;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8307 = v583.x[22];
-      const float v8308 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8309 = v8307 * v8308;
-      v583.x[22] = v8309;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8312 = v583.x[23];
-      const float v8313 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8314 = v8312 * v8313;
-      v583.x[23] = v8314;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8317 = v583.x[24];
-      const float v8318 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8319 = v8317 * v8318;
-      v583.x[24] = v8319;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8322 = v583.x[25];
-      const float v8323 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8324 = v8322 * v8323;
-      v583.x[25] = v8324;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8327 = v583.x[26];
-      const float v8328 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8329 = v8327 * v8328;
-      v583.x[26] = v8329;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8332 = v583.x[27];
-      const float v8333 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8334 = v8332 * v8333;
-      v583.x[27] = v8334;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8337 = v583.x[28];
-      const float v8338 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8339 = v8337 * v8338;
-      v583.x[28] = v8339;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8342 = v583.x[29];
-      const float v8343 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8344 = v8342 * v8343;
-      v583.x[29] = v8344;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8347 = v583.x[30];
-      const float v8348 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8349 = v8347 * v8348;
-      v583.x[30] = v8349;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8352 = v583.x[31];
-      const float v8353 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8354 = v8352 * v8353;
-      v583.x[31] = v8354;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8357 = v585.x[0];
-      const float v8358 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8359 = v8357 * v8358;
-      v585.x[0] = v8359;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8362 = v585.x[1];
-      const float v8363 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8364 = v8362 * v8363;
-      v585.x[1] = v8364;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8367 = v585.x[2];
-      const float v8368 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8369 = v8367 * v8368;
-      v585.x[2] = v8369;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8372 = v585.x[3];
-      const float v8373 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8374 = v8372 * v8373;
-      v585.x[3] = v8374;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8377 = v585.x[4];
-      const float v8378 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8379 = v8377 * v8378;
-      v585.x[4] = v8379;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8382 = v585.x[5];
-      const float v8383 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8384 = v8382 * v8383;
-      v585.x[5] = v8384;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8387 = v585.x[6];
-      const float v8388 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8389 = v8387 * v8388;
-      v585.x[6] = v8389;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8392 = v585.x[7];
-      const float v8393 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8394 = v8392 * v8393;
-      v585.x[7] = v8394;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8397 = v585.x[8];
-      const float v8398 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8399 = v8397 * v8398;
-      v585.x[8] = v8399;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8402 = v585.x[9];
-      const float v8403 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8404 = v8402 * v8403;
-      v585.x[9] = v8404;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8407 = v585.x[10];
-      const float v8408 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8409 = v8407 * v8408;
-      v585.x[10] = v8409;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8412 = v585.x[11];
-      const float v8413 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8414 = v8412 * v8413;
-      v585.x[11] = v8414;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8417 = v585.x[12];
-      const float v8418 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8419 = v8417 * v8418;
-      v585.x[12] = v8419;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8422 = v585.x[13];
-      const float v8423 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8424 = v8422 * v8423;
-      v585.x[13] = v8424;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8427 = v585.x[14];
-      const float v8428 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8429 = v8427 * v8428;
-      v585.x[14] = v8429;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8432 = v585.x[15];
-      const float v8433 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8434 = v8432 * v8433;
-      v585.x[15] = v8434;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8437 = v585.x[16];
-      const float v8438 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8439 = v8437 * v8438;
-      v585.x[16] = v8439;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8442 = v585.x[17];
-      const float v8443 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8444 = v8442 * v8443;
-      v585.x[17] = v8444;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8447 = v585.x[18];
-      const float v8448 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8449 = v8447 * v8448;
-      v585.x[18] = v8449;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8452 = v585.x[19];
-      const float v8453 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8454 = v8452 * v8453;
-      v585.x[19] = v8454;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8457 = v585.x[20];
-      const float v8458 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8459 = v8457 * v8458;
-      v585.x[20] = v8459;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8462 = v585.x[21];
-      const float v8463 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8464 = v8462 * v8463;
-      v585.x[21] = v8464;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8467 = v585.x[22];
-      const float v8468 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8469 = v8467 * v8468;
-      v585.x[22] = v8469;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8472 = v585.x[23];
-      const float v8473 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8474 = v8472 * v8473;
-      v585.x[23] = v8474;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8477 = v585.x[24];
-      const float v8478 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8479 = v8477 * v8478;
-      v585.x[24] = v8479;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8482 = v585.x[25];
-      const float v8483 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8484 = v8482 * v8483;
-      v585.x[25] = v8484;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8487 = v585.x[26];
-      const float v8488 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8489 = v8487 * v8488;
-      v585.x[26] = v8489;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8492 = v585.x[27];
-      const float v8493 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8494 = v8492 * v8493;
-      v585.x[27] = v8494;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8497 = v585.x[28];
-      const float v8498 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8499 = v8497 * v8498;
-      v585.x[28] = v8499;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8502 = v585.x[29];
-      const float v8503 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8504 = v8502 * v8503;
-      v585.x[29] = v8504;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8507 = v585.x[30];
-      const float v8508 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8509 = v8507 * v8508;
-      v585.x[30] = v8509;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8512 = v585.x[31];
-      const float v8513 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8514 = v8512 * v8513;
-      v585.x[31] = v8514;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v8516;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v8516, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8516, v6486);
-      iron_frag_store<false>(v8516, shm3, v8523, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v7148;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v7148, 0.0f);
+      iron_frag<float, 2, 16, 8> v7150;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v7150, 0.0f);
+      iron_frag_row_reduce<false>(v7150, v6280);
+      iron_frag<float, 2, 16, 8> v7152;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v7152, 0.0f);
+      const float v7156 = v7150.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7157 = v575.x[0];
+      const float v7158 = fmaxf(v7157, v7156);
+      const bool v7161 = v7158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7162 = v7161 ? 0.0f : v7158;
+      v7152.x[0] = v7162;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7166 = v7150.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7167 = v575.x[1];
+      const float v7168 = fmaxf(v7167, v7166);
+      const bool v7171 = v7168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7172 = v7171 ? 0.0f : v7168;
+      v7152.x[1] = v7172;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7176 = v7150.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7177 = v575.x[2];
+      const float v7178 = fmaxf(v7177, v7176);
+      const bool v7181 = v7178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7182 = v7181 ? 0.0f : v7178;
+      v7152.x[2] = v7182;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7186 = v7150.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v7187 = v575.x[3];
+      const float v7188 = fmaxf(v7187, v7186);
+      const bool v7191 = v7188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7192 = v7191 ? 0.0f : v7188;
+      v7152.x[3] = v7192;  // kernels/sdpa/flash_tile.hpp:210
+      const float v7196 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7198 = v7157 - v7196;
+      const float v7199 = iron_exp2_approx(v7198);
+      v7148.x[0] = v7199;  // kernels/sdpa/flash_tile.hpp:213
+      const float v7203 = v7152.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7205 = v7167 - v7203;
+      const float v7206 = iron_exp2_approx(v7205);
+      v7148.x[1] = v7206;  // kernels/sdpa/flash_tile.hpp:213
+      const float v7210 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7212 = v7177 - v7210;
+      const float v7213 = iron_exp2_approx(v7212);
+      v7148.x[2] = v7213;  // kernels/sdpa/flash_tile.hpp:213
+      const float v7217 = v7152.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v7219 = v7187 - v7217;
+      const float v7220 = iron_exp2_approx(v7219);
+      v7148.x[3] = v7220;  // kernels/sdpa/flash_tile.hpp:213
+      v575.x[0] = v7158;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7228 = v575.x[1];
+      const float v7230 = fmaxf(v7228, v7166);  // kernels/sdpa/flash_tile.hpp:217
+      v575.x[1] = v7230;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7233 = v575.x[2];
+      const float v7235 = fmaxf(v7233, v7176);  // kernels/sdpa/flash_tile.hpp:217
+      v575.x[2] = v7235;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7238 = v575.x[3];
+      const float v7240 = fmaxf(v7238, v7186);  // kernels/sdpa/flash_tile.hpp:217
+      v575.x[3] = v7240;  // kernels/sdpa/flash_tile.hpp:216
+      const float v7243 = v6280.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v7244 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7245 = v7243 - v7244;
+      const float v7246 = iron_exp2_approx(v7245);
+      v6280.x[0] = v7246;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7249 = v6280.x[1];
+      const float v7250 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7251 = v7249 - v7250;
+      const float v7252 = iron_exp2_approx(v7251);
+      v6280.x[1] = v7252;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7255 = v6280.x[2];
+      const float v7256 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7257 = v7255 - v7256;
+      const float v7258 = iron_exp2_approx(v7257);
+      v6280.x[2] = v7258;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7261 = v6280.x[3];
+      const float v7262 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7263 = v7261 - v7262;
+      const float v7264 = iron_exp2_approx(v7263);
+      v6280.x[3] = v7264;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7267 = v6280.x[4];
+      const float v7268 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7269 = v7267 - v7268;
+      const float v7270 = iron_exp2_approx(v7269);
+      v6280.x[4] = v7270;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7273 = v6280.x[5];
+      const float v7274 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7275 = v7273 - v7274;
+      const float v7276 = iron_exp2_approx(v7275);
+      v6280.x[5] = v7276;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7279 = v6280.x[6];
+      const float v7280 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7281 = v7279 - v7280;
+      const float v7282 = iron_exp2_approx(v7281);
+      v6280.x[6] = v7282;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7285 = v6280.x[7];
+      const float v7286 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7287 = v7285 - v7286;
+      const float v7288 = iron_exp2_approx(v7287);
+      v6280.x[7] = v7288;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7291 = v6280.x[8];
+      const float v7292 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7293 = v7291 - v7292;
+      const float v7294 = iron_exp2_approx(v7293);
+      v6280.x[8] = v7294;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7297 = v6280.x[9];
+      const float v7298 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7299 = v7297 - v7298;
+      const float v7300 = iron_exp2_approx(v7299);
+      v6280.x[9] = v7300;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7303 = v6280.x[10];
+      const float v7304 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7305 = v7303 - v7304;
+      const float v7306 = iron_exp2_approx(v7305);
+      v6280.x[10] = v7306;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7309 = v6280.x[11];
+      const float v7310 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7311 = v7309 - v7310;
+      const float v7312 = iron_exp2_approx(v7311);
+      v6280.x[11] = v7312;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7315 = v6280.x[12];
+      const float v7316 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7317 = v7315 - v7316;
+      const float v7318 = iron_exp2_approx(v7317);
+      v6280.x[12] = v7318;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7321 = v6280.x[13];
+      const float v7322 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7323 = v7321 - v7322;
+      const float v7324 = iron_exp2_approx(v7323);
+      v6280.x[13] = v7324;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7327 = v6280.x[14];
+      const float v7328 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7329 = v7327 - v7328;
+      const float v7330 = iron_exp2_approx(v7329);
+      v6280.x[14] = v7330;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7333 = v6280.x[15];
+      const float v7334 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7335 = v7333 - v7334;
+      const float v7336 = iron_exp2_approx(v7335);
+      v6280.x[15] = v7336;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7339 = v6280.x[16];
+      const float v7340 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7341 = v7339 - v7340;
+      const float v7342 = iron_exp2_approx(v7341);
+      v6280.x[16] = v7342;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7345 = v6280.x[17];
+      const float v7346 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7347 = v7345 - v7346;
+      const float v7348 = iron_exp2_approx(v7347);
+      v6280.x[17] = v7348;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7351 = v6280.x[18];
+      const float v7352 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7353 = v7351 - v7352;
+      const float v7354 = iron_exp2_approx(v7353);
+      v6280.x[18] = v7354;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7357 = v6280.x[19];
+      const float v7358 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7359 = v7357 - v7358;
+      const float v7360 = iron_exp2_approx(v7359);
+      v6280.x[19] = v7360;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7363 = v6280.x[20];
+      const float v7364 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7365 = v7363 - v7364;
+      const float v7366 = iron_exp2_approx(v7365);
+      v6280.x[20] = v7366;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7369 = v6280.x[21];
+      const float v7370 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7371 = v7369 - v7370;
+      const float v7372 = iron_exp2_approx(v7371);
+      v6280.x[21] = v7372;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7375 = v6280.x[22];
+      const float v7376 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7377 = v7375 - v7376;
+      const float v7378 = iron_exp2_approx(v7377);
+      v6280.x[22] = v7378;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7381 = v6280.x[23];
+      const float v7382 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7383 = v7381 - v7382;
+      const float v7384 = iron_exp2_approx(v7383);
+      v6280.x[23] = v7384;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7387 = v6280.x[24];
+      const float v7388 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7389 = v7387 - v7388;
+      const float v7390 = iron_exp2_approx(v7389);
+      v6280.x[24] = v7390;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7393 = v6280.x[25];
+      const float v7394 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7395 = v7393 - v7394;
+      const float v7396 = iron_exp2_approx(v7395);
+      v6280.x[25] = v7396;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7399 = v6280.x[26];
+      const float v7400 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7401 = v7399 - v7400;
+      const float v7402 = iron_exp2_approx(v7401);
+      v6280.x[26] = v7402;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7405 = v6280.x[27];
+      const float v7406 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7407 = v7405 - v7406;
+      const float v7408 = iron_exp2_approx(v7407);
+      v6280.x[27] = v7408;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7411 = v6280.x[28];
+      const float v7412 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7413 = v7411 - v7412;
+      const float v7414 = iron_exp2_approx(v7413);
+      v6280.x[28] = v7414;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7417 = v6280.x[29];
+      const float v7418 = v7152.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7419 = v7417 - v7418;
+      const float v7420 = iron_exp2_approx(v7419);
+      v6280.x[29] = v7420;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7423 = v6280.x[30];
+      const float v7424 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7425 = v7423 - v7424;
+      const float v7426 = iron_exp2_approx(v7425);
+      v6280.x[30] = v7426;  // kernels/sdpa/flash_tile.hpp:219
+      const float v7429 = v6280.x[31];
+      const float v7430 = v7152.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v7431 = v7429 - v7430;
+      const float v7432 = iron_exp2_approx(v7431);
+      v6280.x[31] = v7432;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v7434;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v7434, 0.0f);
+      iron_frag_row_reduce<true>(v7434, v6280);
+      const float v7437 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v7438 = v7434.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7439 = v7148.x[0];
+      const float v7440 = v7437 * v7439;
+      const float v7441 = v7440 + v7438;
+      v577.x[0] = v7441;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7444 = v577.x[1];
+      const float v7445 = v7434.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7446 = v7148.x[1];
+      const float v7447 = v7444 * v7446;
+      const float v7448 = v7447 + v7445;
+      v577.x[1] = v7448;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7451 = v577.x[2];
+      const float v7452 = v7434.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7453 = v7148.x[2];
+      const float v7454 = v7451 * v7453;
+      const float v7455 = v7454 + v7452;
+      v577.x[2] = v7455;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7458 = v577.x[3];
+      const float v7459 = v7434.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v7460 = v7148.x[3];
+      const float v7461 = v7458 * v7460;
+      const float v7462 = v7461 + v7459;
+      v577.x[3] = v7462;  // kernels/sdpa/flash_tile.hpp:223
+      const float v7465 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v7466 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7467 = v7465 * v7466;
+      v579.x[0] = v7467;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7470 = v579.x[1];
+      const float v7471 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7472 = v7470 * v7471;
+      v579.x[1] = v7472;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7475 = v579.x[2];
+      const float v7476 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7477 = v7475 * v7476;
+      v579.x[2] = v7477;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7480 = v579.x[3];
+      const float v7481 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7482 = v7480 * v7481;
+      v579.x[3] = v7482;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7485 = v579.x[4];
+      const float v7486 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7487 = v7485 * v7486;
+      v579.x[4] = v7487;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7490 = v579.x[5];
+      const float v7491 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7492 = v7490 * v7491;
+      v579.x[5] = v7492;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7495 = v579.x[6];
+      const float v7496 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7497 = v7495 * v7496;
+      v579.x[6] = v7497;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7500 = v579.x[7];
+      const float v7501 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7502 = v7500 * v7501;
+      v579.x[7] = v7502;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7505 = v579.x[8];
+      const float v7506 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7507 = v7505 * v7506;
+      v579.x[8] = v7507;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7510 = v579.x[9];
+      const float v7511 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7512 = v7510 * v7511;
+      v579.x[9] = v7512;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7515 = v579.x[10];
+      const float v7516 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7517 = v7515 * v7516;
+      v579.x[10] = v7517;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7520 = v579.x[11];
+      const float v7521 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7522 = v7520 * v7521;
+      v579.x[11] = v7522;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7525 = v579.x[12];
+      const float v7526 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7527 = v7525 * v7526;
+      v579.x[12] = v7527;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7530 = v579.x[13];
+      const float v7531 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7532 = v7530 * v7531;
+      v579.x[13] = v7532;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7535 = v579.x[14];
+      const float v7536 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7537 = v7535 * v7536;
+      v579.x[14] = v7537;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7540 = v579.x[15];
+      const float v7541 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7542 = v7540 * v7541;
+      v579.x[15] = v7542;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7545 = v579.x[16];
+      const float v7546 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7547 = v7545 * v7546;
+      v579.x[16] = v7547;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7550 = v579.x[17];
+      const float v7551 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7552 = v7550 * v7551;
+      v579.x[17] = v7552;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7555 = v579.x[18];
+      const float v7556 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7557 = v7555 * v7556;
+      v579.x[18] = v7557;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7560 = v579.x[19];
+      const float v7561 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7562 = v7560 * v7561;
+      v579.x[19] = v7562;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7565 = v579.x[20];
+      const float v7566 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7567 = v7565 * v7566;
+      v579.x[20] = v7567;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7570 = v579.x[21];
+      const float v7571 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7572 = v7570 * v7571;
+      v579.x[21] = v7572;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7575 = v579.x[22];
+      const float v7576 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7577 = v7575 * v7576;
+      v579.x[22] = v7577;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7580 = v579.x[23];
+      const float v7581 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7582 = v7580 * v7581;
+      v579.x[23] = v7582;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7585 = v579.x[24];
+      const float v7586 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7587 = v7585 * v7586;
+      v579.x[24] = v7587;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7590 = v579.x[25];
+      const float v7591 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7592 = v7590 * v7591;
+      v579.x[25] = v7592;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7595 = v579.x[26];
+      const float v7596 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7597 = v7595 * v7596;
+      v579.x[26] = v7597;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7600 = v579.x[27];
+      const float v7601 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7602 = v7600 * v7601;
+      v579.x[27] = v7602;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7605 = v579.x[28];
+      const float v7606 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7607 = v7605 * v7606;
+      v579.x[28] = v7607;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7610 = v579.x[29];
+      const float v7611 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7612 = v7610 * v7611;
+      v579.x[29] = v7612;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7615 = v579.x[30];
+      const float v7616 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7617 = v7615 * v7616;
+      v579.x[30] = v7617;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7620 = v579.x[31];
+      const float v7621 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7622 = v7620 * v7621;
+      v579.x[31] = v7622;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7625 = v581.x[0];
+      const float v7626 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7627 = v7625 * v7626;
+      v581.x[0] = v7627;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7630 = v581.x[1];
+      const float v7631 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7632 = v7630 * v7631;
+      v581.x[1] = v7632;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7635 = v581.x[2];
+      const float v7636 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7637 = v7635 * v7636;
+      v581.x[2] = v7637;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7640 = v581.x[3];
+      const float v7641 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7642 = v7640 * v7641;
+      v581.x[3] = v7642;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7645 = v581.x[4];
+      const float v7646 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7647 = v7645 * v7646;
+      v581.x[4] = v7647;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7650 = v581.x[5];
+      const float v7651 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7652 = v7650 * v7651;
+      v581.x[5] = v7652;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7655 = v581.x[6];
+      const float v7656 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7657 = v7655 * v7656;
+      v581.x[6] = v7657;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7660 = v581.x[7];
+      const float v7661 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7662 = v7660 * v7661;
+      v581.x[7] = v7662;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7665 = v581.x[8];
+      const float v7666 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7667 = v7665 * v7666;
+      v581.x[8] = v7667;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7670 = v581.x[9];
+      const float v7671 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7672 = v7670 * v7671;
+      v581.x[9] = v7672;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7675 = v581.x[10];
+      const float v7676 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7677 = v7675 * v7676;
+      v581.x[10] = v7677;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7680 = v581.x[11];
+      const float v7681 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7682 = v7680 * v7681;
+      v581.x[11] = v7682;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7685 = v581.x[12];
+      const float v7686 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7687 = v7685 * v7686;
+      v581.x[12] = v7687;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7690 = v581.x[13];
+      const float v7691 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7692 = v7690 * v7691;
+      v581.x[13] = v7692;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7695 = v581.x[14];
+      const float v7696 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7697 = v7695 * v7696;
+      v581.x[14] = v7697;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7700 = v581.x[15];
+      const float v7701 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7702 = v7700 * v7701;
+      v581.x[15] = v7702;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7705 = v581.x[16];
+      const float v7706 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7707 = v7705 * v7706;
+      v581.x[16] = v7707;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7710 = v581.x[17];
+      const float v7711 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7712 = v7710 * v7711;
+      v581.x[17] = v7712;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7715 = v581.x[18];
+      const float v7716 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7717 = v7715 * v7716;
+      v581.x[18] = v7717;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7720 = v581.x[19];
+      const float v7721 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7722 = v7720 * v7721;
+      v581.x[19] = v7722;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7725 = v581.x[20];
+      const float v7726 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7727 = v7725 * v7726;
+      v581.x[20] = v7727;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7730 = v581.x[21];
+      const float v7731 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7732 = v7730 * v7731;
+      v581.x[21] = v7732;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7735 = v581.x[22];
+      const float v7736 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7737 = v7735 * v7736;
+      v581.x[22] = v7737;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7740 = v581.x[23];
+      const float v7741 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7742 = v7740 * v7741;
+      v581.x[23] = v7742;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7745 = v581.x[24];
+      const float v7746 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7747 = v7745 * v7746;
+      v581.x[24] = v7747;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7750 = v581.x[25];
+      const float v7751 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7752 = v7750 * v7751;
+      v581.x[25] = v7752;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7755 = v581.x[26];
+      const float v7756 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7757 = v7755 * v7756;
+      v581.x[26] = v7757;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7760 = v581.x[27];
+      const float v7761 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7762 = v7760 * v7761;
+      v581.x[27] = v7762;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7765 = v581.x[28];
+      const float v7766 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7767 = v7765 * v7766;
+      v581.x[28] = v7767;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7770 = v581.x[29];
+      const float v7771 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7772 = v7770 * v7771;
+      v581.x[29] = v7772;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7775 = v581.x[30];
+      const float v7776 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7777 = v7775 * v7776;
+      v581.x[30] = v7777;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7780 = v581.x[31];
+      const float v7781 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7782 = v7780 * v7781;
+      v581.x[31] = v7782;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7785 = v583.x[0];
+      const float v7786 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7787 = v7785 * v7786;
+      v583.x[0] = v7787;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7790 = v583.x[1];
+      const float v7791 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7792 = v7790 * v7791;
+      v583.x[1] = v7792;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7795 = v583.x[2];
+      const float v7796 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7797 = v7795 * v7796;
+      v583.x[2] = v7797;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7800 = v583.x[3];
+      const float v7801 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7802 = v7800 * v7801;
+      v583.x[3] = v7802;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7805 = v583.x[4];
+      const float v7806 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7807 = v7805 * v7806;
+      v583.x[4] = v7807;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7810 = v583.x[5];
+      const float v7811 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7812 = v7810 * v7811;
+      v583.x[5] = v7812;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7815 = v583.x[6];
+      const float v7816 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7817 = v7815 * v7816;
+      v583.x[6] = v7817;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7820 = v583.x[7];
+      const float v7821 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7822 = v7820 * v7821;
+      v583.x[7] = v7822;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7825 = v583.x[8];
+      const float v7826 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7827 = v7825 * v7826;
+      v583.x[8] = v7827;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7830 = v583.x[9];
+      const float v7831 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7832 = v7830 * v7831;
+      v583.x[9] = v7832;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7835 = v583.x[10];
+      const float v7836 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7837 = v7835 * v7836;
+      v583.x[10] = v7837;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7840 = v583.x[11];
+      const float v7841 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7842 = v7840 * v7841;
+      v583.x[11] = v7842;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7845 = v583.x[12];
+      const float v7846 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7847 = v7845 * v7846;
+      v583.x[12] = v7847;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7850 = v583.x[13];
+      const float v7851 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7852 = v7850 * v7851;
+      v583.x[13] = v7852;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7855 = v583.x[14];
+      const float v7856 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7857 = v7855 * v7856;
+      v583.x[14] = v7857;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7860 = v583.x[15];
+      const float v7861 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7862 = v7860 * v7861;
+      v583.x[15] = v7862;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7865 = v583.x[16];
+      const float v7866 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7867 = v7865 * v7866;
+      v583.x[16] = v7867;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7870 = v583.x[17];
+      const float v7871 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7872 = v7870 * v7871;
+      v583.x[17] = v7872;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7875 = v583.x[18];
+      const float v7876 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7877 = v7875 * v7876;
+      v583.x[18] = v7877;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7880 = v583.x[19];
+      const float v7881 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7882 = v7880 * v7881;
+      v583.x[19] = v7882;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7885 = v583.x[20];
+      const float v7886 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7887 = v7885 * v7886;
+      v583.x[20] = v7887;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7890 = v583.x[21];
+      const float v7891 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7892 = v7890 * v7891;
+      v583.x[21] = v7892;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7895 = v583.x[22];
+      const float v7896 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7897 = v7895 * v7896;
+      v583.x[22] = v7897;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7900 = v583.x[23];
+      const float v7901 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7902 = v7900 * v7901;
+      v583.x[23] = v7902;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7905 = v583.x[24];
+      const float v7906 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7907 = v7905 * v7906;
+      v583.x[24] = v7907;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7910 = v583.x[25];
+      const float v7911 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7912 = v7910 * v7911;
+      v583.x[25] = v7912;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7915 = v583.x[26];
+      const float v7916 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7917 = v7915 * v7916;
+      v583.x[26] = v7917;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7920 = v583.x[27];
+      const float v7921 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7922 = v7920 * v7921;
+      v583.x[27] = v7922;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7925 = v583.x[28];
+      const float v7926 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7927 = v7925 * v7926;
+      v583.x[28] = v7927;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7930 = v583.x[29];
+      const float v7931 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7932 = v7930 * v7931;
+      v583.x[29] = v7932;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7935 = v583.x[30];
+      const float v7936 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7937 = v7935 * v7936;
+      v583.x[30] = v7937;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7940 = v583.x[31];
+      const float v7941 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7942 = v7940 * v7941;
+      v583.x[31] = v7942;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7945 = v585.x[0];
+      const float v7946 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7947 = v7945 * v7946;
+      v585.x[0] = v7947;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7950 = v585.x[1];
+      const float v7951 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7952 = v7950 * v7951;
+      v585.x[1] = v7952;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7955 = v585.x[2];
+      const float v7956 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7957 = v7955 * v7956;
+      v585.x[2] = v7957;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7960 = v585.x[3];
+      const float v7961 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7962 = v7960 * v7961;
+      v585.x[3] = v7962;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7965 = v585.x[4];
+      const float v7966 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7967 = v7965 * v7966;
+      v585.x[4] = v7967;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7970 = v585.x[5];
+      const float v7971 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7972 = v7970 * v7971;
+      v585.x[5] = v7972;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7975 = v585.x[6];
+      const float v7976 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7977 = v7975 * v7976;
+      v585.x[6] = v7977;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7980 = v585.x[7];
+      const float v7981 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7982 = v7980 * v7981;
+      v585.x[7] = v7982;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7985 = v585.x[8];
+      const float v7986 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7987 = v7985 * v7986;
+      v585.x[8] = v7987;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7990 = v585.x[9];
+      const float v7991 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7992 = v7990 * v7991;
+      v585.x[9] = v7992;  // kernels/sdpa/flash_tile.hpp:233
+      const float v7995 = v585.x[10];
+      const float v7996 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v7997 = v7995 * v7996;
+      v585.x[10] = v7997;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8000 = v585.x[11];
+      const float v8001 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8002 = v8000 * v8001;
+      v585.x[11] = v8002;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8005 = v585.x[12];
+      const float v8006 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8007 = v8005 * v8006;
+      v585.x[12] = v8007;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8010 = v585.x[13];
+      const float v8011 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8012 = v8010 * v8011;
+      v585.x[13] = v8012;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8015 = v585.x[14];
+      const float v8016 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8017 = v8015 * v8016;
+      v585.x[14] = v8017;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8020 = v585.x[15];
+      const float v8021 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8022 = v8020 * v8021;
+      v585.x[15] = v8022;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8025 = v585.x[16];
+      const float v8026 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8027 = v8025 * v8026;
+      v585.x[16] = v8027;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8030 = v585.x[17];
+      const float v8031 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8032 = v8030 * v8031;
+      v585.x[17] = v8032;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8035 = v585.x[18];
+      const float v8036 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8037 = v8035 * v8036;
+      v585.x[18] = v8037;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8040 = v585.x[19];
+      const float v8041 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8042 = v8040 * v8041;
+      v585.x[19] = v8042;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8045 = v585.x[20];
+      const float v8046 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8047 = v8045 * v8046;
+      v585.x[20] = v8047;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8050 = v585.x[21];
+      const float v8051 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8052 = v8050 * v8051;
+      v585.x[21] = v8052;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8055 = v585.x[22];
+      const float v8056 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8057 = v8055 * v8056;
+      v585.x[22] = v8057;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8060 = v585.x[23];
+      const float v8061 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8062 = v8060 * v8061;
+      v585.x[23] = v8062;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8065 = v585.x[24];
+      const float v8066 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8067 = v8065 * v8066;
+      v585.x[24] = v8067;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8070 = v585.x[25];
+      const float v8071 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8072 = v8070 * v8071;
+      v585.x[25] = v8072;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8075 = v585.x[26];
+      const float v8076 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8077 = v8075 * v8076;
+      v585.x[26] = v8077;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8080 = v585.x[27];
+      const float v8081 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8082 = v8080 * v8081;
+      v585.x[27] = v8082;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8085 = v585.x[28];
+      const float v8086 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8087 = v8085 * v8086;
+      v585.x[28] = v8087;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8090 = v585.x[29];
+      const float v8091 = v7148.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8092 = v8090 * v8091;
+      v585.x[29] = v8092;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8095 = v585.x[30];
+      const float v8096 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8097 = v8095 * v8096;
+      v585.x[30] = v8097;  // kernels/sdpa/flash_tile.hpp:233
+      const float v8100 = v585.x[31];
+      const float v8101 = v7148.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v8102 = v8100 * v8101;
+      v585.x[31] = v8102;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v8104;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v8104, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8104, v6280);
+      iron_frag_store<false>(v8104, shm3, v8111, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v8777;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v8777, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8777, shm3, v8588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8779;
-      iron_frag_fill(v8779, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8779, shm2, v6490, 64u);
-      iron_frag_mma_sync(v579, v8777, v8779);
-      const unsigned int v8786 = v6490 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8788;
-      iron_frag_fill(v8788, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8788, shm3, v8599, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8790;
-      iron_frag_fill(v8790, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8790, shm2, v8786, 64u);
-      iron_frag_mma_sync(v579, v8788, v8790);
-      const unsigned int v8797 = v6490 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8799;
-      iron_frag_fill(v8799, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8799, shm3, v8608, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8801;
-      iron_frag_fill(v8801, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8801, shm2, v8797, 64u);
-      iron_frag_mma_sync(v579, v8799, v8801);
-      const unsigned int v8808 = v6490 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8810;
-      iron_frag_fill(v8810, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8810, shm3, v8617, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8812;
-      iron_frag_fill(v8812, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8812, shm2, v8808, 64u);
-      iron_frag_mma_sync(v579, v8810, v8812);
-      iron_frag<iron_bf16, 0, 16, 16> v8830;
-      iron_frag_fill(v8830, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8830, shm3, v8588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8832;
-      iron_frag_fill(v8832, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8832, shm2, v6503, 64u);
-      iron_frag_mma_sync(v581, v8830, v8832);
-      const unsigned int v8839 = v6503 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8841;
-      iron_frag_fill(v8841, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8841, shm3, v8599, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8843;
-      iron_frag_fill(v8843, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8843, shm2, v8839, 64u);
-      iron_frag_mma_sync(v581, v8841, v8843);
-      const unsigned int v8850 = v6503 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8852;
-      iron_frag_fill(v8852, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8852, shm3, v8608, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8854;
-      iron_frag_fill(v8854, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8854, shm2, v8850, 64u);
-      iron_frag_mma_sync(v581, v8852, v8854);
-      const unsigned int v8861 = v6503 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8863;
-      iron_frag_fill(v8863, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8863, shm3, v8617, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8865;
-      iron_frag_fill(v8865, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8865, shm2, v8861, 64u);
-      iron_frag_mma_sync(v581, v8863, v8865);
-      iron_frag<iron_bf16, 0, 16, 16> v8883;
-      iron_frag_fill(v8883, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8883, shm3, v8588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8885;
-      iron_frag_fill(v8885, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8885, shm2, v6515, 64u);
-      iron_frag_mma_sync(v583, v8883, v8885);
-      const unsigned int v8892 = v6515 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8894;
-      iron_frag_fill(v8894, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8894, shm3, v8599, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8896;
-      iron_frag_fill(v8896, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8896, shm2, v8892, 64u);
-      iron_frag_mma_sync(v583, v8894, v8896);
-      const unsigned int v8903 = v6515 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8905;
-      iron_frag_fill(v8905, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8905, shm3, v8608, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8907;
-      iron_frag_fill(v8907, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8907, shm2, v8903, 64u);
-      iron_frag_mma_sync(v583, v8905, v8907);
-      const unsigned int v8914 = v6515 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8916;
-      iron_frag_fill(v8916, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8916, shm3, v8617, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8918;
-      iron_frag_fill(v8918, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8918, shm2, v8914, 64u);
-      iron_frag_mma_sync(v583, v8916, v8918);
-      iron_frag<iron_bf16, 0, 16, 16> v8936;
-      iron_frag_fill(v8936, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8936, shm3, v8588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8938;
-      iron_frag_fill(v8938, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8938, shm2, v6527, 64u);
-      iron_frag_mma_sync(v585, v8936, v8938);
-      const unsigned int v8945 = v6527 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8947;
-      iron_frag_fill(v8947, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8947, shm3, v8599, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8949;
-      iron_frag_fill(v8949, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8949, shm2, v8945, 64u);
-      iron_frag_mma_sync(v585, v8947, v8949);
-      const unsigned int v8956 = v6527 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8958;
-      iron_frag_fill(v8958, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8958, shm3, v8608, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8960;
-      iron_frag_fill(v8960, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8960, shm2, v8956, 64u);
-      iron_frag_mma_sync(v585, v8958, v8960);
-      const unsigned int v8967 = v6527 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8969;
-      iron_frag_fill(v8969, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8969, shm3, v8617, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8971;
-      iron_frag_fill(v8971, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8971, shm2, v8967, 64u);
-      iron_frag_mma_sync(v585, v8969, v8971);
+      iron_frag<iron_bf16, 0, 16, 16> v8365;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v8365, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8365, shm3, v8176, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8367;
+      iron_frag_fill(v8367, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8367, shm2, v6284, 64u);
+      iron_frag_mma_sync(v579, v8365, v8367);
+      const unsigned int v8374 = v6284 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8376;
+      iron_frag_fill(v8376, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8376, shm3, v8187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8378;
+      iron_frag_fill(v8378, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8378, shm2, v8374, 64u);
+      iron_frag_mma_sync(v579, v8376, v8378);
+      const unsigned int v8385 = v6284 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8387;
+      iron_frag_fill(v8387, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8387, shm3, v8196, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8389;
+      iron_frag_fill(v8389, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8389, shm2, v8385, 64u);
+      iron_frag_mma_sync(v579, v8387, v8389);
+      const unsigned int v8396 = v6284 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8398;
+      iron_frag_fill(v8398, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8398, shm3, v8205, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8400;
+      iron_frag_fill(v8400, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8400, shm2, v8396, 64u);
+      iron_frag_mma_sync(v579, v8398, v8400);
+      iron_frag<iron_bf16, 0, 16, 16> v8418;
+      iron_frag_fill(v8418, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8418, shm3, v8176, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8420;
+      iron_frag_fill(v8420, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8420, shm2, v6297, 64u);
+      iron_frag_mma_sync(v581, v8418, v8420);
+      const unsigned int v8427 = v6297 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8429;
+      iron_frag_fill(v8429, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8429, shm3, v8187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8431;
+      iron_frag_fill(v8431, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8431, shm2, v8427, 64u);
+      iron_frag_mma_sync(v581, v8429, v8431);
+      const unsigned int v8438 = v6297 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8440;
+      iron_frag_fill(v8440, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8440, shm3, v8196, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8442;
+      iron_frag_fill(v8442, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8442, shm2, v8438, 64u);
+      iron_frag_mma_sync(v581, v8440, v8442);
+      const unsigned int v8449 = v6297 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8451;
+      iron_frag_fill(v8451, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8451, shm3, v8205, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8453;
+      iron_frag_fill(v8453, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8453, shm2, v8449, 64u);
+      iron_frag_mma_sync(v581, v8451, v8453);
+      iron_frag<iron_bf16, 0, 16, 16> v8471;
+      iron_frag_fill(v8471, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8471, shm3, v8176, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8473;
+      iron_frag_fill(v8473, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8473, shm2, v6309, 64u);
+      iron_frag_mma_sync(v583, v8471, v8473);
+      const unsigned int v8480 = v6309 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8482;
+      iron_frag_fill(v8482, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8482, shm3, v8187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8484;
+      iron_frag_fill(v8484, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8484, shm2, v8480, 64u);
+      iron_frag_mma_sync(v583, v8482, v8484);
+      const unsigned int v8491 = v6309 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8493;
+      iron_frag_fill(v8493, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8493, shm3, v8196, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8495;
+      iron_frag_fill(v8495, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8495, shm2, v8491, 64u);
+      iron_frag_mma_sync(v583, v8493, v8495);
+      const unsigned int v8502 = v6309 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8504;
+      iron_frag_fill(v8504, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8504, shm3, v8205, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8506;
+      iron_frag_fill(v8506, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8506, shm2, v8502, 64u);
+      iron_frag_mma_sync(v583, v8504, v8506);
+      iron_frag<iron_bf16, 0, 16, 16> v8524;
+      iron_frag_fill(v8524, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8524, shm3, v8176, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8526;
+      iron_frag_fill(v8526, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8526, shm2, v6321, 64u);
+      iron_frag_mma_sync(v585, v8524, v8526);
+      const unsigned int v8533 = v6321 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8535;
+      iron_frag_fill(v8535, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8535, shm3, v8187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8537;
+      iron_frag_fill(v8537, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8537, shm2, v8533, 64u);
+      iron_frag_mma_sync(v585, v8535, v8537);
+      const unsigned int v8544 = v6321 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8546;
+      iron_frag_fill(v8546, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8546, shm3, v8196, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8548;
+      iron_frag_fill(v8548, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8548, shm2, v8544, 64u);
+      iron_frag_mma_sync(v585, v8546, v8548);
+      const unsigned int v8555 = v6321 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8557;
+      iron_frag_fill(v8557, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8557, shm3, v8205, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8559;
+      iron_frag_fill(v8559, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8559, shm2, v8555, 64u);
+      iron_frag_mma_sync(v585, v8557, v8559);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3207 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3209;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3209, 0.0f);
-    const float v3213 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3214 = fmaxf(v3213, v3207);
-    const bool v3217 = v3214 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3218 = v3217 ? 0.0f : v3214;
-    v3209.x[0] = v3218;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3222 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3223 = fmaxf(v3222, v3207);
-    const bool v3226 = v3223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3227 = v3226 ? 0.0f : v3223;
-    v3209.x[1] = v3227;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3231 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3232 = fmaxf(v3231, v3207);
-    const bool v3235 = v3232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3236 = v3235 ? 0.0f : v3232;
-    v3209.x[2] = v3236;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3240 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3241 = fmaxf(v3240, v3207);
-    const bool v3244 = v3241 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3245 = v3244 ? 0.0f : v3241;
-    v3209.x[3] = v3245;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3247;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3247, 0.0f);
-    const unsigned int v3248 = static_cast<unsigned int>(v3247.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3249 = static_cast<unsigned int>(v3247.row(0, iron_linear_thread() & 31u));
-    const float v3251 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3252 = v3207 - v3251;
-    const float v3253 = exp2f(v3252);
-    const float v3255 = v575.x[0];
-    const float v3256 = v3255 - v3251;
-    const float v3257 = exp2f(v3256);
-    const float v3258 = v577.x[0];
-    const float v3259 = v3258 * v3257;
-    const float v3260 = v3259 + v3253;
-    v3247.x[0] = v3260;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3261 = static_cast<unsigned int>(v3247.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3262 = static_cast<unsigned int>(v3247.row(1, iron_linear_thread() & 31u));
-    const float v3264 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3265 = v3207 - v3264;
-    const float v3266 = exp2f(v3265);
-    const float v3268 = v575.x[1];
-    const float v3269 = v3268 - v3264;
-    const float v3270 = exp2f(v3269);
-    const float v3271 = v577.x[1];
-    const float v3272 = v3271 * v3270;
-    const float v3273 = v3272 + v3266;
-    v3247.x[1] = v3273;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3274 = static_cast<unsigned int>(v3247.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3275 = static_cast<unsigned int>(v3247.row(2, iron_linear_thread() & 31u));
-    const float v3277 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3278 = v3207 - v3277;
-    const float v3279 = exp2f(v3278);
-    const float v3281 = v575.x[2];
-    const float v3282 = v3281 - v3277;
-    const float v3283 = exp2f(v3282);
-    const float v3284 = v577.x[2];
-    const float v3285 = v3284 * v3283;
-    const float v3286 = v3285 + v3279;
-    v3247.x[2] = v3286;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v3287 = static_cast<unsigned int>(v3247.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3288 = static_cast<unsigned int>(v3247.row(3, iron_linear_thread() & 31u));
-    const float v3290 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3291 = v3207 - v3290;
-    const float v3292 = exp2f(v3291);
-    const float v3294 = v575.x[3];
-    const float v3295 = v3294 - v3290;
-    const float v3296 = exp2f(v3295);
-    const float v3297 = v577.x[3];
-    const float v3298 = v3297 * v3296;
-    const float v3299 = v3298 + v3292;
-    v3247.x[3] = v3299;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v3301;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v3301, 0.0f);
-    const float v3305 = v3247.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3307 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3308 = v575.x[0];
-    const float v3309 = v3308 - v3307;
-    const float v3310 = exp2f(v3309);
-    const float v3311 = v3310 / v3305;
-    const bool v3313 = v3305 > 0.0f;
-    const float v3314 = v3313 ? v3311 : 0.0f;
-    v3301.x[0] = v3314;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3318 = v3247.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3320 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3321 = v575.x[1];
-    const float v3322 = v3321 - v3320;
-    const float v3323 = exp2f(v3322);
-    const float v3324 = v3323 / v3318;
-    const bool v3326 = v3318 > 0.0f;
-    const float v3327 = v3326 ? v3324 : 0.0f;
-    v3301.x[1] = v3327;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3331 = v3247.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3333 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3334 = v575.x[2];
-    const float v3335 = v3334 - v3333;
-    const float v3336 = exp2f(v3335);
-    const float v3337 = v3336 / v3331;
-    const bool v3339 = v3331 > 0.0f;
-    const float v3340 = v3339 ? v3337 : 0.0f;
-    v3301.x[2] = v3340;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3344 = v3247.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3346 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3347 = v575.x[3];
-    const float v3348 = v3347 - v3346;
-    const float v3349 = exp2f(v3348);
-    const float v3350 = v3349 / v3344;
-    const bool v3352 = v3344 > 0.0f;
-    const float v3353 = v3352 ? v3350 : 0.0f;
-    v3301.x[3] = v3353;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v3355 = v46 + v7876;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3357 = v579.x[0];
-    const float v3358 = v3357 * v3356;
-    const bool v3359 = v3355 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3359) {
-      const iron_bf16 v3363 = iron_f32_to_bf16(v3358);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3365 = v11 + v3355;
-      const unsigned int v3366 = v3365 * v1;
-      const unsigned int v3367 = v3366 + v26;
-      const unsigned int v3368 = v3367 << 8u;
-      const unsigned int v3369 = v3368 + v7875;
-      out[v3369] = v3363;
-    }
-    const unsigned int v3371 = v46 + v7881;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3372 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3373 = v579.x[1];
-    const float v3374 = v3373 * v3372;
-    const bool v3375 = v3371 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3375) {
-      const iron_bf16 v3379 = iron_f32_to_bf16(v3374);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3381 = v11 + v3371;
-      const unsigned int v3382 = v3381 * v1;
-      const unsigned int v3383 = v3382 + v26;
-      const unsigned int v3384 = v3383 << 8u;
-      const unsigned int v3385 = v3384 + v7880;
-      out[v3385] = v3379;
-    }
-    const unsigned int v3387 = v46 + v7886;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3389 = v579.x[2];
-    const float v3390 = v3389 * v3388;
-    const bool v3391 = v3387 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3391) {
-      const iron_bf16 v3395 = iron_f32_to_bf16(v3390);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3397 = v11 + v3387;
-      const unsigned int v3398 = v3397 * v1;
-      const unsigned int v3399 = v3398 + v26;
-      const unsigned int v3400 = v3399 << 8u;
-      const unsigned int v3401 = v3400 + v7885;
-      out[v3401] = v3395;
-    }
-    const unsigned int v3403 = v46 + v7891;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3404 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3405 = v579.x[3];
-    const float v3406 = v3405 * v3404;
-    const bool v3407 = v3403 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3407) {
-      const iron_bf16 v3411 = iron_f32_to_bf16(v3406);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3413 = v11 + v3403;
-      const unsigned int v3414 = v3413 * v1;
-      const unsigned int v3415 = v3414 + v26;
-      const unsigned int v3416 = v3415 << 8u;
-      const unsigned int v3417 = v3416 + v7890;
-      out[v3417] = v3411;
-    }
-    const unsigned int v3419 = v46 + v7896;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3420 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3421 = v579.x[4];
-    const float v3422 = v3421 * v3420;
-    const bool v3423 = v3419 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3423) {
-      const iron_bf16 v3427 = iron_f32_to_bf16(v3422);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3429 = v11 + v3419;
-      const unsigned int v3430 = v3429 * v1;
-      const unsigned int v3431 = v3430 + v26;
-      const unsigned int v3432 = v3431 << 8u;
-      const unsigned int v3433 = v3432 + v7895;
-      out[v3433] = v3427;
-    }
-    const unsigned int v3435 = v46 + v7901;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3436 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3437 = v579.x[5];
-    const float v3438 = v3437 * v3436;
-    const bool v3439 = v3435 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3439) {
-      const iron_bf16 v3443 = iron_f32_to_bf16(v3438);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3445 = v11 + v3435;
-      const unsigned int v3446 = v3445 * v1;
-      const unsigned int v3447 = v3446 + v26;
-      const unsigned int v3448 = v3447 << 8u;
-      const unsigned int v3449 = v3448 + v7900;
-      out[v3449] = v3443;
-    }
-    const unsigned int v3451 = v46 + v7906;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3452 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3453 = v579.x[6];
-    const float v3454 = v3453 * v3452;
-    const bool v3455 = v3451 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3455) {
-      const iron_bf16 v3459 = iron_f32_to_bf16(v3454);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3461 = v11 + v3451;
-      const unsigned int v3462 = v3461 * v1;
-      const unsigned int v3463 = v3462 + v26;
-      const unsigned int v3464 = v3463 << 8u;
-      const unsigned int v3465 = v3464 + v7905;
-      out[v3465] = v3459;
-    }
-    const unsigned int v3467 = v46 + v7911;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3468 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3469 = v579.x[7];
-    const float v3470 = v3469 * v3468;
-    const bool v3471 = v3467 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3471) {
-      const iron_bf16 v3475 = iron_f32_to_bf16(v3470);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3477 = v11 + v3467;
-      const unsigned int v3478 = v3477 * v1;
-      const unsigned int v3479 = v3478 + v26;
-      const unsigned int v3480 = v3479 << 8u;
-      const unsigned int v3481 = v3480 + v7910;
-      out[v3481] = v3475;
-    }
-    const unsigned int v3483 = v46 + v7916;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3484 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3485 = v579.x[8];
-    const float v3486 = v3485 * v3484;
-    const bool v3487 = v3483 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3487) {
-      const iron_bf16 v3491 = iron_f32_to_bf16(v3486);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3493 = v11 + v3483;
-      const unsigned int v3494 = v3493 * v1;
-      const unsigned int v3495 = v3494 + v26;
-      const unsigned int v3496 = v3495 << 8u;
-      const unsigned int v3497 = v3496 + v7915;
-      out[v3497] = v3491;
-    }
-    const unsigned int v3499 = v46 + v7921;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3500 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3501 = v579.x[9];
-    const float v3502 = v3501 * v3500;
-    const bool v3503 = v3499 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3503) {
-      const iron_bf16 v3507 = iron_f32_to_bf16(v3502);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3509 = v11 + v3499;
-      const unsigned int v3510 = v3509 * v1;
-      const unsigned int v3511 = v3510 + v26;
-      const unsigned int v3512 = v3511 << 8u;
-      const unsigned int v3513 = v3512 + v7920;
-      out[v3513] = v3507;
-    }
-    const unsigned int v3515 = v46 + v7926;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3516 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3517 = v579.x[10];
-    const float v3518 = v3517 * v3516;
-    const bool v3519 = v3515 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3519) {
-      const iron_bf16 v3523 = iron_f32_to_bf16(v3518);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3525 = v11 + v3515;
-      const unsigned int v3526 = v3525 * v1;
-      const unsigned int v3527 = v3526 + v26;
-      const unsigned int v3528 = v3527 << 8u;
-      const unsigned int v3529 = v3528 + v7925;
-      out[v3529] = v3523;
-    }
-    const unsigned int v3531 = v46 + v7931;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3532 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3533 = v579.x[11];
-    const float v3534 = v3533 * v3532;
-    const bool v3535 = v3531 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3535) {
-      const iron_bf16 v3539 = iron_f32_to_bf16(v3534);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3541 = v11 + v3531;
-      const unsigned int v3542 = v3541 * v1;
-      const unsigned int v3543 = v3542 + v26;
-      const unsigned int v3544 = v3543 << 8u;
-      const unsigned int v3545 = v3544 + v7930;
-      out[v3545] = v3539;
-    }
-    const unsigned int v3547 = v46 + v7936;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3548 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3549 = v579.x[12];
-    const float v3550 = v3549 * v3548;
-    const bool v3551 = v3547 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3551) {
-      const iron_bf16 v3555 = iron_f32_to_bf16(v3550);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3557 = v11 + v3547;
-      const unsigned int v3558 = v3557 * v1;
-      const unsigned int v3559 = v3558 + v26;
-      const unsigned int v3560 = v3559 << 8u;
-      const unsigned int v3561 = v3560 + v7935;
-      out[v3561] = v3555;
-    }
-    const unsigned int v3563 = v46 + v7941;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3564 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3565 = v579.x[13];
-    const float v3566 = v3565 * v3564;
-    const bool v3567 = v3563 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3567) {
-      const iron_bf16 v3571 = iron_f32_to_bf16(v3566);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3573 = v11 + v3563;
-      const unsigned int v3574 = v3573 * v1;
-      const unsigned int v3575 = v3574 + v26;
-      const unsigned int v3576 = v3575 << 8u;
-      const unsigned int v3577 = v3576 + v7940;
-      out[v3577] = v3571;
-    }
-    const unsigned int v3579 = v46 + v7946;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3580 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3581 = v579.x[14];
-    const float v3582 = v3581 * v3580;
-    const bool v3583 = v3579 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3583) {
-      const iron_bf16 v3587 = iron_f32_to_bf16(v3582);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3589 = v11 + v3579;
-      const unsigned int v3590 = v3589 * v1;
-      const unsigned int v3591 = v3590 + v26;
-      const unsigned int v3592 = v3591 << 8u;
-      const unsigned int v3593 = v3592 + v7945;
-      out[v3593] = v3587;
-    }
-    const unsigned int v3595 = v46 + v7951;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3596 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3597 = v579.x[15];
-    const float v3598 = v3597 * v3596;
-    const bool v3599 = v3595 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3599) {
-      const iron_bf16 v3603 = iron_f32_to_bf16(v3598);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3605 = v11 + v3595;
-      const unsigned int v3606 = v3605 * v1;
-      const unsigned int v3607 = v3606 + v26;
-      const unsigned int v3608 = v3607 << 8u;
-      const unsigned int v3609 = v3608 + v7950;
-      out[v3609] = v3603;
-    }
-    const unsigned int v3611 = v46 + v7956;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3612 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3613 = v579.x[16];
-    const float v3614 = v3613 * v3612;
-    const bool v3615 = v3611 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3615) {
-      const iron_bf16 v3619 = iron_f32_to_bf16(v3614);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3621 = v11 + v3611;
-      const unsigned int v3622 = v3621 * v1;
-      const unsigned int v3623 = v3622 + v26;
-      const unsigned int v3624 = v3623 << 8u;
-      const unsigned int v3625 = v3624 + v7955;
-      out[v3625] = v3619;
-    }
-    const unsigned int v3627 = v46 + v7961;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3628 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3629 = v579.x[17];
-    const float v3630 = v3629 * v3628;
-    const bool v3631 = v3627 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3631) {
-      const iron_bf16 v3635 = iron_f32_to_bf16(v3630);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3637 = v11 + v3627;
-      const unsigned int v3638 = v3637 * v1;
-      const unsigned int v3639 = v3638 + v26;
-      const unsigned int v3640 = v3639 << 8u;
-      const unsigned int v3641 = v3640 + v7960;
-      out[v3641] = v3635;
-    }
-    const unsigned int v3643 = v46 + v7966;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3644 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3645 = v579.x[18];
-    const float v3646 = v3645 * v3644;
-    const bool v3647 = v3643 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3647) {
-      const iron_bf16 v3651 = iron_f32_to_bf16(v3646);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3653 = v11 + v3643;
-      const unsigned int v3654 = v3653 * v1;
-      const unsigned int v3655 = v3654 + v26;
-      const unsigned int v3656 = v3655 << 8u;
-      const unsigned int v3657 = v3656 + v7965;
-      out[v3657] = v3651;
-    }
-    const unsigned int v3659 = v46 + v7971;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3660 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3661 = v579.x[19];
-    const float v3662 = v3661 * v3660;
-    const bool v3663 = v3659 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3663) {
-      const iron_bf16 v3667 = iron_f32_to_bf16(v3662);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3669 = v11 + v3659;
-      const unsigned int v3670 = v3669 * v1;
-      const unsigned int v3671 = v3670 + v26;
-      const unsigned int v3672 = v3671 << 8u;
-      const unsigned int v3673 = v3672 + v7970;
-      out[v3673] = v3667;
-    }
-    const unsigned int v3675 = v46 + v7976;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3676 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3677 = v579.x[20];
-    const float v3678 = v3677 * v3676;
-    const bool v3679 = v3675 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3679) {
-      const iron_bf16 v3683 = iron_f32_to_bf16(v3678);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3685 = v11 + v3675;
-      const unsigned int v3686 = v3685 * v1;
-      const unsigned int v3687 = v3686 + v26;
-      const unsigned int v3688 = v3687 << 8u;
-      const unsigned int v3689 = v3688 + v7975;
-      out[v3689] = v3683;
-    }
-    const unsigned int v3691 = v46 + v7981;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3692 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3693 = v579.x[21];
-    const float v3694 = v3693 * v3692;
-    const bool v3695 = v3691 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3695) {
-      const iron_bf16 v3699 = iron_f32_to_bf16(v3694);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3701 = v11 + v3691;
-      const unsigned int v3702 = v3701 * v1;
-      const unsigned int v3703 = v3702 + v26;
-      const unsigned int v3704 = v3703 << 8u;
-      const unsigned int v3705 = v3704 + v7980;
-      out[v3705] = v3699;
-    }
-    const unsigned int v3707 = v46 + v7986;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3708 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3709 = v579.x[22];
-    const float v3710 = v3709 * v3708;
-    const bool v3711 = v3707 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3711) {
-      const iron_bf16 v3715 = iron_f32_to_bf16(v3710);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3717 = v11 + v3707;
-      const unsigned int v3718 = v3717 * v1;
-      const unsigned int v3719 = v3718 + v26;
-      const unsigned int v3720 = v3719 << 8u;
-      const unsigned int v3721 = v3720 + v7985;
-      out[v3721] = v3715;
-    }
-    const unsigned int v3723 = v46 + v7991;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3724 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3725 = v579.x[23];
-    const float v3726 = v3725 * v3724;
-    const bool v3727 = v3723 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3727) {
-      const iron_bf16 v3731 = iron_f32_to_bf16(v3726);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3733 = v11 + v3723;
-      const unsigned int v3734 = v3733 * v1;
-      const unsigned int v3735 = v3734 + v26;
-      const unsigned int v3736 = v3735 << 8u;
-      const unsigned int v3737 = v3736 + v7990;
-      out[v3737] = v3731;
-    }
-    const unsigned int v3739 = v46 + v7996;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3740 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3741 = v579.x[24];
-    const float v3742 = v3741 * v3740;
-    const bool v3743 = v3739 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3743) {
-      const iron_bf16 v3747 = iron_f32_to_bf16(v3742);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3749 = v11 + v3739;
-      const unsigned int v3750 = v3749 * v1;
-      const unsigned int v3751 = v3750 + v26;
-      const unsigned int v3752 = v3751 << 8u;
-      const unsigned int v3753 = v3752 + v7995;
-      out[v3753] = v3747;
-    }
-    const unsigned int v3755 = v46 + v8001;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3756 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3757 = v579.x[25];
-    const float v3758 = v3757 * v3756;
-    const bool v3759 = v3755 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3759) {
-      const iron_bf16 v3763 = iron_f32_to_bf16(v3758);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3765 = v11 + v3755;
-      const unsigned int v3766 = v3765 * v1;
-      const unsigned int v3767 = v3766 + v26;
-      const unsigned int v3768 = v3767 << 8u;
-      const unsigned int v3769 = v3768 + v8000;
-      out[v3769] = v3763;
-    }
-    const unsigned int v3771 = v46 + v8006;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3772 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3773 = v579.x[26];
-    const float v3774 = v3773 * v3772;
-    const bool v3775 = v3771 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3775) {
-      const iron_bf16 v3779 = iron_f32_to_bf16(v3774);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3781 = v11 + v3771;
-      const unsigned int v3782 = v3781 * v1;
-      const unsigned int v3783 = v3782 + v26;
-      const unsigned int v3784 = v3783 << 8u;
-      const unsigned int v3785 = v3784 + v8005;
-      out[v3785] = v3779;
-    }
-    const unsigned int v3787 = v46 + v8011;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3788 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3789 = v579.x[27];
-    const float v3790 = v3789 * v3788;
-    const bool v3791 = v3787 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3791) {
-      const iron_bf16 v3795 = iron_f32_to_bf16(v3790);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3797 = v11 + v3787;
-      const unsigned int v3798 = v3797 * v1;
-      const unsigned int v3799 = v3798 + v26;
-      const unsigned int v3800 = v3799 << 8u;
-      const unsigned int v3801 = v3800 + v8010;
-      out[v3801] = v3795;
-    }
-    const unsigned int v3803 = v46 + v8016;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3804 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3805 = v579.x[28];
-    const float v3806 = v3805 * v3804;
-    const bool v3807 = v3803 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3807) {
-      const iron_bf16 v3811 = iron_f32_to_bf16(v3806);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3813 = v11 + v3803;
-      const unsigned int v3814 = v3813 * v1;
-      const unsigned int v3815 = v3814 + v26;
-      const unsigned int v3816 = v3815 << 8u;
-      const unsigned int v3817 = v3816 + v8015;
-      out[v3817] = v3811;
-    }
-    const unsigned int v3819 = v46 + v8021;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3820 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3821 = v579.x[29];
-    const float v3822 = v3821 * v3820;
-    const bool v3823 = v3819 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3823) {
-      const iron_bf16 v3827 = iron_f32_to_bf16(v3822);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3829 = v11 + v3819;
-      const unsigned int v3830 = v3829 * v1;
-      const unsigned int v3831 = v3830 + v26;
-      const unsigned int v3832 = v3831 << 8u;
-      const unsigned int v3833 = v3832 + v8020;
-      out[v3833] = v3827;
-    }
-    const unsigned int v3835 = v46 + v8026;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3836 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3837 = v579.x[30];
-    const float v3838 = v3837 * v3836;
-    const bool v3839 = v3835 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3839) {
-      const iron_bf16 v3843 = iron_f32_to_bf16(v3838);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3845 = v11 + v3835;
-      const unsigned int v3846 = v3845 * v1;
-      const unsigned int v3847 = v3846 + v26;
-      const unsigned int v3848 = v3847 << 8u;
-      const unsigned int v3849 = v3848 + v8025;
-      out[v3849] = v3843;
-    }
-    const unsigned int v3851 = v46 + v8031;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3852 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3853 = v579.x[31];
-    const float v3854 = v3853 * v3852;
-    const bool v3855 = v3851 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3855) {
-      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3861 = v11 + v3851;
-      const unsigned int v3862 = v3861 * v1;
-      const unsigned int v3863 = v3862 + v26;
-      const unsigned int v3864 = v3863 << 8u;
-      const unsigned int v3865 = v3864 + v8030;
-      out[v3865] = v3859;
-    }
-    const unsigned int v3867 = v46 + v8036;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3868 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3869 = v581.x[0];
-    const float v3870 = v3869 * v3868;
-    const bool v3871 = v3867 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3871) {
-      const unsigned int v3874 = 64u + v8035;
-      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3877 = v11 + v3867;
-      const unsigned int v3878 = v3877 * v1;
-      const unsigned int v3879 = v3878 + v26;
-      const unsigned int v3880 = v3879 << 8u;
-      const unsigned int v3881 = v3880 + v3874;
-      out[v3881] = v3875;
-    }
-    const unsigned int v3883 = v46 + v8041;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3884 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3885 = v581.x[1];
-    const float v3886 = v3885 * v3884;
-    const bool v3887 = v3883 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3887) {
-      const unsigned int v3890 = 64u + v8040;
-      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3893 = v11 + v3883;
-      const unsigned int v3894 = v3893 * v1;
-      const unsigned int v3895 = v3894 + v26;
-      const unsigned int v3896 = v3895 << 8u;
-      const unsigned int v3897 = v3896 + v3890;
-      out[v3897] = v3891;
-    }
-    const unsigned int v3899 = v46 + v8046;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3900 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3901 = v581.x[2];
-    const float v3902 = v3901 * v3900;
-    const bool v3903 = v3899 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3903) {
-      const unsigned int v3906 = 64u + v8045;
-      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3909 = v11 + v3899;
-      const unsigned int v3910 = v3909 * v1;
-      const unsigned int v3911 = v3910 + v26;
-      const unsigned int v3912 = v3911 << 8u;
-      const unsigned int v3913 = v3912 + v3906;
-      out[v3913] = v3907;
-    }
-    const unsigned int v3915 = v46 + v8051;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3916 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3917 = v581.x[3];
-    const float v3918 = v3917 * v3916;
-    const bool v3919 = v3915 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3919) {
-      const unsigned int v3922 = 64u + v8050;
-      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3925 = v11 + v3915;
-      const unsigned int v3926 = v3925 * v1;
-      const unsigned int v3927 = v3926 + v26;
-      const unsigned int v3928 = v3927 << 8u;
-      const unsigned int v3929 = v3928 + v3922;
-      out[v3929] = v3923;
-    }
-    const unsigned int v3931 = v46 + v8056;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3932 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3933 = v581.x[4];
-    const float v3934 = v3933 * v3932;
-    const bool v3935 = v3931 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3935) {
-      const unsigned int v3938 = 64u + v8055;
-      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3941 = v11 + v3931;
-      const unsigned int v3942 = v3941 * v1;
-      const unsigned int v3943 = v3942 + v26;
-      const unsigned int v3944 = v3943 << 8u;
-      const unsigned int v3945 = v3944 + v3938;
-      out[v3945] = v3939;
-    }
-    const unsigned int v3947 = v46 + v8061;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3948 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3949 = v581.x[5];
-    const float v3950 = v3949 * v3948;
-    const bool v3951 = v3947 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3951) {
-      const unsigned int v3954 = 64u + v8060;
-      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3957 = v11 + v3947;
-      const unsigned int v3958 = v3957 * v1;
-      const unsigned int v3959 = v3958 + v26;
-      const unsigned int v3960 = v3959 << 8u;
-      const unsigned int v3961 = v3960 + v3954;
-      out[v3961] = v3955;
-    }
-    const unsigned int v3963 = v46 + v8066;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3964 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3965 = v581.x[6];
-    const float v3966 = v3965 * v3964;
-    const bool v3967 = v3963 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3967) {
-      const unsigned int v3970 = 64u + v8065;
-      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3973 = v11 + v3963;
-      const unsigned int v3974 = v3973 * v1;
-      const unsigned int v3975 = v3974 + v26;
-      const unsigned int v3976 = v3975 << 8u;
-      const unsigned int v3977 = v3976 + v3970;
-      out[v3977] = v3971;
-    }
-    const unsigned int v3979 = v46 + v8071;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3980 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3981 = v581.x[7];
-    const float v3982 = v3981 * v3980;
-    const bool v3983 = v3979 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3983) {
-      const unsigned int v3986 = 64u + v8070;
-      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3989 = v11 + v3979;
-      const unsigned int v3990 = v3989 * v1;
-      const unsigned int v3991 = v3990 + v26;
-      const unsigned int v3992 = v3991 << 8u;
-      const unsigned int v3993 = v3992 + v3986;
-      out[v3993] = v3987;
-    }
-    const unsigned int v3995 = v46 + v8076;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3996 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3997 = v581.x[8];
-    const float v3998 = v3997 * v3996;
-    const bool v3999 = v3995 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3999) {
-      const unsigned int v4002 = 64u + v8075;
-      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4005 = v11 + v3995;
-      const unsigned int v4006 = v4005 * v1;
-      const unsigned int v4007 = v4006 + v26;
-      const unsigned int v4008 = v4007 << 8u;
-      const unsigned int v4009 = v4008 + v4002;
-      out[v4009] = v4003;
-    }
-    const unsigned int v4011 = v46 + v8081;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4012 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4013 = v581.x[9];
-    const float v4014 = v4013 * v4012;
-    const bool v4015 = v4011 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4015) {
-      const unsigned int v4018 = 64u + v8080;
-      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4021 = v11 + v4011;
-      const unsigned int v4022 = v4021 * v1;
-      const unsigned int v4023 = v4022 + v26;
-      const unsigned int v4024 = v4023 << 8u;
-      const unsigned int v4025 = v4024 + v4018;
-      out[v4025] = v4019;
-    }
-    const unsigned int v4027 = v46 + v8086;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4028 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4029 = v581.x[10];
-    const float v4030 = v4029 * v4028;
-    const bool v4031 = v4027 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4031) {
-      const unsigned int v4034 = 64u + v8085;
-      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4037 = v11 + v4027;
-      const unsigned int v4038 = v4037 * v1;
-      const unsigned int v4039 = v4038 + v26;
-      const unsigned int v4040 = v4039 << 8u;
-      const unsigned int v4041 = v4040 + v4034;
-      out[v4041] = v4035;
-    }
-    const unsigned int v4043 = v46 + v8091;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4044 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4045 = v581.x[11];
-    const float v4046 = v4045 * v4044;
-    const bool v4047 = v4043 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4047) {
-      const unsigned int v4050 = 64u + v8090;
-      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4053 = v11 + v4043;
-      const unsigned int v4054 = v4053 * v1;
-      const unsigned int v4055 = v4054 + v26;
-      const unsigned int v4056 = v4055 << 8u;
-      const unsigned int v4057 = v4056 + v4050;
-      out[v4057] = v4051;
-    }
-    const unsigned int v4059 = v46 + v8096;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4060 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4061 = v581.x[12];
-    const float v4062 = v4061 * v4060;
-    const bool v4063 = v4059 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4063) {
-      const unsigned int v4066 = 64u + v8095;
-      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4069 = v11 + v4059;
-      const unsigned int v4070 = v4069 * v1;
-      const unsigned int v4071 = v4070 + v26;
-      const unsigned int v4072 = v4071 << 8u;
-      const unsigned int v4073 = v4072 + v4066;
-      out[v4073] = v4067;
-    }
-    const unsigned int v4075 = v46 + v8101;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4076 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4077 = v581.x[13];
-    const float v4078 = v4077 * v4076;
-    const bool v4079 = v4075 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4079) {
-      const unsigned int v4082 = 64u + v8100;
-      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4085 = v11 + v4075;
-      const unsigned int v4086 = v4085 * v1;
-      const unsigned int v4087 = v4086 + v26;
-      const unsigned int v4088 = v4087 << 8u;
-      const unsigned int v4089 = v4088 + v4082;
-      out[v4089] = v4083;
-    }
-    const unsigned int v4091 = v46 + v8106;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4092 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4093 = v581.x[14];
-    const float v4094 = v4093 * v4092;
-    const bool v4095 = v4091 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4095) {
-      const unsigned int v4098 = 64u + v8105;
-      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4101 = v11 + v4091;
-      const unsigned int v4102 = v4101 * v1;
-      const unsigned int v4103 = v4102 + v26;
-      const unsigned int v4104 = v4103 << 8u;
-      const unsigned int v4105 = v4104 + v4098;
-      out[v4105] = v4099;
-    }
-    const unsigned int v4107 = v46 + v8111;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4108 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4109 = v581.x[15];
-    const float v4110 = v4109 * v4108;
-    const bool v4111 = v4107 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4111) {
-      const unsigned int v4114 = 64u + v8110;
-      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4117 = v11 + v4107;
-      const unsigned int v4118 = v4117 * v1;
-      const unsigned int v4119 = v4118 + v26;
-      const unsigned int v4120 = v4119 << 8u;
-      const unsigned int v4121 = v4120 + v4114;
-      out[v4121] = v4115;
-    }
-    const unsigned int v4123 = v46 + v8116;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4124 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4125 = v581.x[16];
-    const float v4126 = v4125 * v4124;
-    const bool v4127 = v4123 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4127) {
-      const unsigned int v4130 = 64u + v8115;
-      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4133 = v11 + v4123;
-      const unsigned int v4134 = v4133 * v1;
-      const unsigned int v4135 = v4134 + v26;
-      const unsigned int v4136 = v4135 << 8u;
-      const unsigned int v4137 = v4136 + v4130;
-      out[v4137] = v4131;
-    }
-    const unsigned int v4139 = v46 + v8121;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4140 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4141 = v581.x[17];
-    const float v4142 = v4141 * v4140;
-    const bool v4143 = v4139 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4143) {
-      const unsigned int v4146 = 64u + v8120;
-      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4149 = v11 + v4139;
-      const unsigned int v4150 = v4149 * v1;
-      const unsigned int v4151 = v4150 + v26;
-      const unsigned int v4152 = v4151 << 8u;
-      const unsigned int v4153 = v4152 + v4146;
-      out[v4153] = v4147;
-    }
-    const unsigned int v4155 = v46 + v8126;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4156 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4157 = v581.x[18];
-    const float v4158 = v4157 * v4156;
-    const bool v4159 = v4155 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4159) {
-      const unsigned int v4162 = 64u + v8125;
-      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4165 = v11 + v4155;
-      const unsigned int v4166 = v4165 * v1;
-      const unsigned int v4167 = v4166 + v26;
-      const unsigned int v4168 = v4167 << 8u;
-      const unsigned int v4169 = v4168 + v4162;
-      out[v4169] = v4163;
-    }
-    const unsigned int v4171 = v46 + v8131;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4172 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4173 = v581.x[19];
-    const float v4174 = v4173 * v4172;
-    const bool v4175 = v4171 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4175) {
-      const unsigned int v4178 = 64u + v8130;
-      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4181 = v11 + v4171;
-      const unsigned int v4182 = v4181 * v1;
-      const unsigned int v4183 = v4182 + v26;
-      const unsigned int v4184 = v4183 << 8u;
-      const unsigned int v4185 = v4184 + v4178;
-      out[v4185] = v4179;
-    }
-    const unsigned int v4187 = v46 + v8136;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4188 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4189 = v581.x[20];
-    const float v4190 = v4189 * v4188;
-    const bool v4191 = v4187 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4191) {
-      const unsigned int v4194 = 64u + v8135;
-      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4197 = v11 + v4187;
-      const unsigned int v4198 = v4197 * v1;
-      const unsigned int v4199 = v4198 + v26;
-      const unsigned int v4200 = v4199 << 8u;
-      const unsigned int v4201 = v4200 + v4194;
-      out[v4201] = v4195;
-    }
-    const unsigned int v4203 = v46 + v8141;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4204 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4205 = v581.x[21];
-    const float v4206 = v4205 * v4204;
-    const bool v4207 = v4203 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4207) {
-      const unsigned int v4210 = 64u + v8140;
-      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4213 = v11 + v4203;
-      const unsigned int v4214 = v4213 * v1;
-      const unsigned int v4215 = v4214 + v26;
-      const unsigned int v4216 = v4215 << 8u;
-      const unsigned int v4217 = v4216 + v4210;
-      out[v4217] = v4211;
-    }
-    const unsigned int v4219 = v46 + v8146;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4220 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4221 = v581.x[22];
-    const float v4222 = v4221 * v4220;
-    const bool v4223 = v4219 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4223) {
-      const unsigned int v4226 = 64u + v8145;
-      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4229 = v11 + v4219;
-      const unsigned int v4230 = v4229 * v1;
-      const unsigned int v4231 = v4230 + v26;
-      const unsigned int v4232 = v4231 << 8u;
-      const unsigned int v4233 = v4232 + v4226;
-      out[v4233] = v4227;
-    }
-    const unsigned int v4235 = v46 + v8151;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4236 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4237 = v581.x[23];
-    const float v4238 = v4237 * v4236;
-    const bool v4239 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4239) {
-      const unsigned int v4242 = 64u + v8150;
-      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4245 = v11 + v4235;
-      const unsigned int v4246 = v4245 * v1;
-      const unsigned int v4247 = v4246 + v26;
-      const unsigned int v4248 = v4247 << 8u;
-      const unsigned int v4249 = v4248 + v4242;
-      out[v4249] = v4243;
-    }
-    const unsigned int v4251 = v46 + v8156;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4252 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4253 = v581.x[24];
-    const float v4254 = v4253 * v4252;
-    const bool v4255 = v4251 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4255) {
-      const unsigned int v4258 = 64u + v8155;
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4261 = v11 + v4251;
-      const unsigned int v4262 = v4261 * v1;
-      const unsigned int v4263 = v4262 + v26;
-      const unsigned int v4264 = v4263 << 8u;
-      const unsigned int v4265 = v4264 + v4258;
-      out[v4265] = v4259;
-    }
-    const unsigned int v4267 = v46 + v8161;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4268 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4269 = v581.x[25];
-    const float v4270 = v4269 * v4268;
-    const bool v4271 = v4267 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4271) {
-      const unsigned int v4274 = 64u + v8160;
-      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4277 = v11 + v4267;
-      const unsigned int v4278 = v4277 * v1;
-      const unsigned int v4279 = v4278 + v26;
-      const unsigned int v4280 = v4279 << 8u;
-      const unsigned int v4281 = v4280 + v4274;
-      out[v4281] = v4275;
-    }
-    const unsigned int v4283 = v46 + v8166;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4284 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4285 = v581.x[26];
-    const float v4286 = v4285 * v4284;
-    const bool v4287 = v4283 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4287) {
-      const unsigned int v4290 = 64u + v8165;
-      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4293 = v11 + v4283;
-      const unsigned int v4294 = v4293 * v1;
-      const unsigned int v4295 = v4294 + v26;
-      const unsigned int v4296 = v4295 << 8u;
-      const unsigned int v4297 = v4296 + v4290;
-      out[v4297] = v4291;
-    }
-    const unsigned int v4299 = v46 + v8171;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4300 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4301 = v581.x[27];
-    const float v4302 = v4301 * v4300;
-    const bool v4303 = v4299 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4303) {
-      const unsigned int v4306 = 64u + v8170;
-      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4309 = v11 + v4299;
-      const unsigned int v4310 = v4309 * v1;
-      const unsigned int v4311 = v4310 + v26;
-      const unsigned int v4312 = v4311 << 8u;
-      const unsigned int v4313 = v4312 + v4306;
-      out[v4313] = v4307;
-    }
-    const unsigned int v4315 = v46 + v8176;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4316 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4317 = v581.x[28];
-    const float v4318 = v4317 * v4316;
-    const bool v4319 = v4315 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4319) {
-      const unsigned int v4322 = 64u + v8175;
-      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4325 = v11 + v4315;
-      const unsigned int v4326 = v4325 * v1;
-      const unsigned int v4327 = v4326 + v26;
-      const unsigned int v4328 = v4327 << 8u;
-      const unsigned int v4329 = v4328 + v4322;
-      out[v4329] = v4323;
-    }
-    const unsigned int v4331 = v46 + v8181;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4332 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4333 = v581.x[29];
-    const float v4334 = v4333 * v4332;
-    const bool v4335 = v4331 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4335) {
-      const unsigned int v4338 = 64u + v8180;
-      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4341 = v11 + v4331;
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v26;
-      const unsigned int v4344 = v4343 << 8u;
-      const unsigned int v4345 = v4344 + v4338;
-      out[v4345] = v4339;
-    }
-    const unsigned int v4347 = v46 + v8186;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4348 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4349 = v581.x[30];
-    const float v4350 = v4349 * v4348;
-    const bool v4351 = v4347 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4351) {
-      const unsigned int v4354 = 64u + v8185;
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4357 = v11 + v4347;
-      const unsigned int v4358 = v4357 * v1;
-      const unsigned int v4359 = v4358 + v26;
-      const unsigned int v4360 = v4359 << 8u;
-      const unsigned int v4361 = v4360 + v4354;
-      out[v4361] = v4355;
-    }
-    const unsigned int v4363 = v46 + v8191;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4364 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4365 = v581.x[31];
-    const float v4366 = v4365 * v4364;
-    const bool v4367 = v4363 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4367) {
-      const unsigned int v4370 = 64u + v8190;
-      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4373 = v11 + v4363;
-      const unsigned int v4374 = v4373 * v1;
-      const unsigned int v4375 = v4374 + v26;
-      const unsigned int v4376 = v4375 << 8u;
-      const unsigned int v4377 = v4376 + v4370;
-      out[v4377] = v4371;
-    }
-    const unsigned int v4379 = v46 + v8196;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4380 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4381 = v583.x[0];
-    const float v4382 = v4381 * v4380;
-    const bool v4383 = v4379 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4383) {
-      const unsigned int v4386 = 128u + v8195;
-      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4389 = v11 + v4379;
-      const unsigned int v4390 = v4389 * v1;
-      const unsigned int v4391 = v4390 + v26;
-      const unsigned int v4392 = v4391 << 8u;
-      const unsigned int v4393 = v4392 + v4386;
-      out[v4393] = v4387;
-    }
-    const unsigned int v4395 = v46 + v8201;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4396 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4397 = v583.x[1];
-    const float v4398 = v4397 * v4396;
-    const bool v4399 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4399) {
-      const unsigned int v4402 = 128u + v8200;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4405 = v11 + v4395;
-      const unsigned int v4406 = v4405 * v1;
-      const unsigned int v4407 = v4406 + v26;
-      const unsigned int v4408 = v4407 << 8u;
-      const unsigned int v4409 = v4408 + v4402;
-      out[v4409] = v4403;
-    }
-    const unsigned int v4411 = v46 + v8206;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4412 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4413 = v583.x[2];
-    const float v4414 = v4413 * v4412;
-    const bool v4415 = v4411 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4415) {
-      const unsigned int v4418 = 128u + v8205;
-      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4421 = v11 + v4411;
-      const unsigned int v4422 = v4421 * v1;
-      const unsigned int v4423 = v4422 + v26;
-      const unsigned int v4424 = v4423 << 8u;
-      const unsigned int v4425 = v4424 + v4418;
-      out[v4425] = v4419;
-    }
-    const unsigned int v4427 = v46 + v8211;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4428 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4429 = v583.x[3];
-    const float v4430 = v4429 * v4428;
-    const bool v4431 = v4427 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4431) {
-      const unsigned int v4434 = 128u + v8210;
-      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4437 = v11 + v4427;
-      const unsigned int v4438 = v4437 * v1;
-      const unsigned int v4439 = v4438 + v26;
-      const unsigned int v4440 = v4439 << 8u;
-      const unsigned int v4441 = v4440 + v4434;
-      out[v4441] = v4435;
-    }
-    const unsigned int v4443 = v46 + v8216;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4444 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4445 = v583.x[4];
-    const float v4446 = v4445 * v4444;
-    const bool v4447 = v4443 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4447) {
-      const unsigned int v4450 = 128u + v8215;
-      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4453 = v11 + v4443;
-      const unsigned int v4454 = v4453 * v1;
-      const unsigned int v4455 = v4454 + v26;
-      const unsigned int v4456 = v4455 << 8u;
-      const unsigned int v4457 = v4456 + v4450;
-      out[v4457] = v4451;
-    }
-    const unsigned int v4459 = v46 + v8221;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4460 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4461 = v583.x[5];
-    const float v4462 = v4461 * v4460;
-    const bool v4463 = v4459 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4463) {
-      const unsigned int v4466 = 128u + v8220;
-      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4469 = v11 + v4459;
-      const unsigned int v4470 = v4469 * v1;
-      const unsigned int v4471 = v4470 + v26;
-      const unsigned int v4472 = v4471 << 8u;
-      const unsigned int v4473 = v4472 + v4466;
-      out[v4473] = v4467;
-    }
-    const unsigned int v4475 = v46 + v8226;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4476 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4477 = v583.x[6];
-    const float v4478 = v4477 * v4476;
-    const bool v4479 = v4475 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4479) {
-      const unsigned int v4482 = 128u + v8225;
-      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4485 = v11 + v4475;
-      const unsigned int v4486 = v4485 * v1;
-      const unsigned int v4487 = v4486 + v26;
-      const unsigned int v4488 = v4487 << 8u;
-      const unsigned int v4489 = v4488 + v4482;
-      out[v4489] = v4483;
-    }
-    const unsigned int v4491 = v46 + v8231;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4492 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4493 = v583.x[7];
-    const float v4494 = v4493 * v4492;
-    const bool v4495 = v4491 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4495) {
-      const unsigned int v4498 = 128u + v8230;
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4501 = v11 + v4491;
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v26;
-      const unsigned int v4504 = v4503 << 8u;
-      const unsigned int v4505 = v4504 + v4498;
-      out[v4505] = v4499;
-    }
-    const unsigned int v4507 = v46 + v8236;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4508 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4509 = v583.x[8];
-    const float v4510 = v4509 * v4508;
-    const bool v4511 = v4507 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4511) {
-      const unsigned int v4514 = 128u + v8235;
-      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4517 = v11 + v4507;
-      const unsigned int v4518 = v4517 * v1;
-      const unsigned int v4519 = v4518 + v26;
-      const unsigned int v4520 = v4519 << 8u;
-      const unsigned int v4521 = v4520 + v4514;
-      out[v4521] = v4515;
-    }
-    const unsigned int v4523 = v46 + v8241;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4524 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4525 = v583.x[9];
-    const float v4526 = v4525 * v4524;
-    const bool v4527 = v4523 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4527) {
-      const unsigned int v4530 = 128u + v8240;
-      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4533 = v11 + v4523;
-      const unsigned int v4534 = v4533 * v1;
-      const unsigned int v4535 = v4534 + v26;
-      const unsigned int v4536 = v4535 << 8u;
-      const unsigned int v4537 = v4536 + v4530;
-      out[v4537] = v4531;
-    }
-    const unsigned int v4539 = v46 + v8246;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4540 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4541 = v583.x[10];
-    const float v4542 = v4541 * v4540;
-    const bool v4543 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4543) {
-      const unsigned int v4546 = 128u + v8245;
-      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4549 = v11 + v4539;
-      const unsigned int v4550 = v4549 * v1;
-      const unsigned int v4551 = v4550 + v26;
-      const unsigned int v4552 = v4551 << 8u;
-      const unsigned int v4553 = v4552 + v4546;
-      out[v4553] = v4547;
-    }
-    const unsigned int v4555 = v46 + v8251;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4556 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4557 = v583.x[11];
-    const float v4558 = v4557 * v4556;
-    const bool v4559 = v4555 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4559) {
-      const unsigned int v4562 = 128u + v8250;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4565 = v11 + v4555;
-      const unsigned int v4566 = v4565 * v1;
-      const unsigned int v4567 = v4566 + v26;
-      const unsigned int v4568 = v4567 << 8u;
-      const unsigned int v4569 = v4568 + v4562;
-      out[v4569] = v4563;
-    }
-    const unsigned int v4571 = v46 + v8256;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4572 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4573 = v583.x[12];
-    const float v4574 = v4573 * v4572;
-    const bool v4575 = v4571 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4575) {
-      const unsigned int v4578 = 128u + v8255;
-      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4581 = v11 + v4571;
-      const unsigned int v4582 = v4581 * v1;
-      const unsigned int v4583 = v4582 + v26;
-      const unsigned int v4584 = v4583 << 8u;
-      const unsigned int v4585 = v4584 + v4578;
-      out[v4585] = v4579;
-    }
-    const unsigned int v4587 = v46 + v8261;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4588 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4589 = v583.x[13];
-    const float v4590 = v4589 * v4588;
-    const bool v4591 = v4587 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4591) {
-      const unsigned int v4594 = 128u + v8260;
-      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4597 = v11 + v4587;
-      const unsigned int v4598 = v4597 * v1;
-      const unsigned int v4599 = v4598 + v26;
-      const unsigned int v4600 = v4599 << 8u;
-      const unsigned int v4601 = v4600 + v4594;
-      out[v4601] = v4595;
-    }
-    const unsigned int v4603 = v46 + v8266;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4604 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4605 = v583.x[14];
-    const float v4606 = v4605 * v4604;
-    const bool v4607 = v4603 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4607) {
-      const unsigned int v4610 = 128u + v8265;
-      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4613 = v11 + v4603;
-      const unsigned int v4614 = v4613 * v1;
-      const unsigned int v4615 = v4614 + v26;
-      const unsigned int v4616 = v4615 << 8u;
-      const unsigned int v4617 = v4616 + v4610;
-      out[v4617] = v4611;
-    }
-    const unsigned int v4619 = v46 + v8271;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4620 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4621 = v583.x[15];
-    const float v4622 = v4621 * v4620;
-    const bool v4623 = v4619 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4623) {
-      const unsigned int v4626 = 128u + v8270;
-      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4629 = v11 + v4619;
-      const unsigned int v4630 = v4629 * v1;
-      const unsigned int v4631 = v4630 + v26;
-      const unsigned int v4632 = v4631 << 8u;
-      const unsigned int v4633 = v4632 + v4626;
-      out[v4633] = v4627;
-    }
-    const unsigned int v4635 = v46 + v8276;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4636 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4637 = v583.x[16];
-    const float v4638 = v4637 * v4636;
-    const bool v4639 = v4635 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4639) {
-      const unsigned int v4642 = 128u + v8275;
-      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4645 = v11 + v4635;
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v26;
-      const unsigned int v4648 = v4647 << 8u;
-      const unsigned int v4649 = v4648 + v4642;
-      out[v4649] = v4643;
-    }
-    const unsigned int v4651 = v46 + v8281;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4652 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4653 = v583.x[17];
-    const float v4654 = v4653 * v4652;
-    const bool v4655 = v4651 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4655) {
-      const unsigned int v4658 = 128u + v8280;
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4661 = v11 + v4651;
-      const unsigned int v4662 = v4661 * v1;
-      const unsigned int v4663 = v4662 + v26;
-      const unsigned int v4664 = v4663 << 8u;
-      const unsigned int v4665 = v4664 + v4658;
-      out[v4665] = v4659;
-    }
-    const unsigned int v4667 = v46 + v8286;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4668 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4669 = v583.x[18];
-    const float v4670 = v4669 * v4668;
-    const bool v4671 = v4667 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4671) {
-      const unsigned int v4674 = 128u + v8285;
-      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4677 = v11 + v4667;
-      const unsigned int v4678 = v4677 * v1;
-      const unsigned int v4679 = v4678 + v26;
-      const unsigned int v4680 = v4679 << 8u;
-      const unsigned int v4681 = v4680 + v4674;
-      out[v4681] = v4675;
-    }
-    const unsigned int v4683 = v46 + v8291;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4684 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4685 = v583.x[19];
-    const float v4686 = v4685 * v4684;
-    const bool v4687 = v4683 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4687) {
-      const unsigned int v4690 = 128u + v8290;
-      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4693 = v11 + v4683;
-      const unsigned int v4694 = v4693 * v1;
-      const unsigned int v4695 = v4694 + v26;
-      const unsigned int v4696 = v4695 << 8u;
-      const unsigned int v4697 = v4696 + v4690;
-      out[v4697] = v4691;
-    }
-    const unsigned int v4699 = v46 + v8296;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4700 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4701 = v583.x[20];
-    const float v4702 = v4701 * v4700;
-    const bool v4703 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4703) {
-      const unsigned int v4706 = 128u + v8295;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4709 = v11 + v4699;
-      const unsigned int v4710 = v4709 * v1;
-      const unsigned int v4711 = v4710 + v26;
-      const unsigned int v4712 = v4711 << 8u;
-      const unsigned int v4713 = v4712 + v4706;
-      out[v4713] = v4707;
-    }
-    const unsigned int v4715 = v46 + v8301;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4716 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4717 = v583.x[21];
-    const float v4718 = v4717 * v4716;
-    const bool v4719 = v4715 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4719) {
-      const unsigned int v4722 = 128u + v8300;
-      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4725 = v11 + v4715;
-      const unsigned int v4726 = v4725 * v1;
-      const unsigned int v4727 = v4726 + v26;
-      const unsigned int v4728 = v4727 << 8u;
-      const unsigned int v4729 = v4728 + v4722;
-      out[v4729] = v4723;
-    }
-    const unsigned int v4731 = v46 + v8306;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4732 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4733 = v583.x[22];
-    const float v4734 = v4733 * v4732;
-    const bool v4735 = v4731 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4735) {
-      const unsigned int v4738 = 128u + v8305;
-      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4741 = v11 + v4731;
-      const unsigned int v4742 = v4741 * v1;
-      const unsigned int v4743 = v4742 + v26;
-      const unsigned int v4744 = v4743 << 8u;
-      const unsigned int v4745 = v4744 + v4738;
-      out[v4745] = v4739;
-    }
-    const unsigned int v4747 = v46 + v8311;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4748 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4749 = v583.x[23];
-    const float v4750 = v4749 * v4748;
-    const bool v4751 = v4747 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4751) {
-      const unsigned int v4754 = 128u + v8310;
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4757 = v11 + v4747;
-      const unsigned int v4758 = v4757 * v1;
-      const unsigned int v4759 = v4758 + v26;
-      const unsigned int v4760 = v4759 << 8u;
-      const unsigned int v4761 = v4760 + v4754;
-      out[v4761] = v4755;
-    }
-    const unsigned int v4763 = v46 + v8316;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4764 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4765 = v583.x[24];
-    const float v4766 = v4765 * v4764;
-    const bool v4767 = v4763 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4767) {
-      const unsigned int v4770 = 128u + v8315;
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4773 = v11 + v4763;
-      const unsigned int v4774 = v4773 * v1;
-      const unsigned int v4775 = v4774 + v26;
-      const unsigned int v4776 = v4775 << 8u;
-      const unsigned int v4777 = v4776 + v4770;
-      out[v4777] = v4771;
-    }
-    const unsigned int v4779 = v46 + v8321;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4780 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4781 = v583.x[25];
-    const float v4782 = v4781 * v4780;
-    const bool v4783 = v4779 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4783) {
-      const unsigned int v4786 = 128u + v8320;
-      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4789 = v11 + v4779;
-      const unsigned int v4790 = v4789 * v1;
-      const unsigned int v4791 = v4790 + v26;
-      const unsigned int v4792 = v4791 << 8u;
-      const unsigned int v4793 = v4792 + v4786;
-      out[v4793] = v4787;
-    }
-    const unsigned int v4795 = v46 + v8326;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4796 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4797 = v583.x[26];
-    const float v4798 = v4797 * v4796;
-    const bool v4799 = v4795 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4799) {
-      const unsigned int v4802 = 128u + v8325;
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4805 = v11 + v4795;
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v26;
-      const unsigned int v4808 = v4807 << 8u;
-      const unsigned int v4809 = v4808 + v4802;
-      out[v4809] = v4803;
-    }
-    const unsigned int v4811 = v46 + v8331;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4812 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4813 = v583.x[27];
-    const float v4814 = v4813 * v4812;
-    const bool v4815 = v4811 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4815) {
-      const unsigned int v4818 = 128u + v8330;
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4821 = v11 + v4811;
-      const unsigned int v4822 = v4821 * v1;
-      const unsigned int v4823 = v4822 + v26;
-      const unsigned int v4824 = v4823 << 8u;
-      const unsigned int v4825 = v4824 + v4818;
-      out[v4825] = v4819;
-    }
-    const unsigned int v4827 = v46 + v8336;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4828 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4829 = v583.x[28];
-    const float v4830 = v4829 * v4828;
-    const bool v4831 = v4827 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4831) {
-      const unsigned int v4834 = 128u + v8335;
-      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4837 = v11 + v4827;
-      const unsigned int v4838 = v4837 * v1;
-      const unsigned int v4839 = v4838 + v26;
-      const unsigned int v4840 = v4839 << 8u;
-      const unsigned int v4841 = v4840 + v4834;
-      out[v4841] = v4835;
-    }
-    const unsigned int v4843 = v46 + v8341;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4844 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4845 = v583.x[29];
-    const float v4846 = v4845 * v4844;
-    const bool v4847 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4847) {
-      const unsigned int v4850 = 128u + v8340;
-      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4853 = v11 + v4843;
-      const unsigned int v4854 = v4853 * v1;
-      const unsigned int v4855 = v4854 + v26;
-      const unsigned int v4856 = v4855 << 8u;
-      const unsigned int v4857 = v4856 + v4850;
-      out[v4857] = v4851;
-    }
-    const unsigned int v4859 = v46 + v8346;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4860 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4861 = v583.x[30];
-    const float v4862 = v4861 * v4860;
-    const bool v4863 = v4859 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4863) {
-      const unsigned int v4866 = 128u + v8345;
-      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4869 = v11 + v4859;
-      const unsigned int v4870 = v4869 * v1;
-      const unsigned int v4871 = v4870 + v26;
-      const unsigned int v4872 = v4871 << 8u;
-      const unsigned int v4873 = v4872 + v4866;
-      out[v4873] = v4867;
-    }
-    const unsigned int v4875 = v46 + v8351;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4876 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4877 = v583.x[31];
-    const float v4878 = v4877 * v4876;
-    const bool v4879 = v4875 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4879) {
-      const unsigned int v4882 = 128u + v8350;
-      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4885 = v11 + v4875;
-      const unsigned int v4886 = v4885 * v1;
-      const unsigned int v4887 = v4886 + v26;
-      const unsigned int v4888 = v4887 << 8u;
-      const unsigned int v4889 = v4888 + v4882;
-      out[v4889] = v4883;
-    }
-    const unsigned int v4891 = v46 + v8356;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4892 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4893 = v585.x[0];
-    const float v4894 = v4893 * v4892;
-    const bool v4895 = v4891 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4895) {
-      const unsigned int v4898 = 192u + v8355;
-      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4901 = v11 + v4891;
-      const unsigned int v4902 = v4901 * v1;
-      const unsigned int v4903 = v4902 + v26;
-      const unsigned int v4904 = v4903 << 8u;
-      const unsigned int v4905 = v4904 + v4898;
-      out[v4905] = v4899;
-    }
-    const unsigned int v4907 = v46 + v8361;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4908 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4909 = v585.x[1];
-    const float v4910 = v4909 * v4908;
-    const bool v4911 = v4907 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4911) {
-      const unsigned int v4914 = 192u + v8360;
-      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4917 = v11 + v4907;
-      const unsigned int v4918 = v4917 * v1;
-      const unsigned int v4919 = v4918 + v26;
-      const unsigned int v4920 = v4919 << 8u;
-      const unsigned int v4921 = v4920 + v4914;
-      out[v4921] = v4915;
-    }
-    const unsigned int v4923 = v46 + v8366;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4924 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4925 = v585.x[2];
-    const float v4926 = v4925 * v4924;
-    const bool v4927 = v4923 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4927) {
-      const unsigned int v4930 = 192u + v8365;
-      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4933 = v11 + v4923;
-      const unsigned int v4934 = v4933 * v1;
-      const unsigned int v4935 = v4934 + v26;
-      const unsigned int v4936 = v4935 << 8u;
-      const unsigned int v4937 = v4936 + v4930;
-      out[v4937] = v4931;
-    }
-    const unsigned int v4939 = v46 + v8371;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4940 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4941 = v585.x[3];
-    const float v4942 = v4941 * v4940;
-    const bool v4943 = v4939 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4943) {
-      const unsigned int v4946 = 192u + v8370;
-      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4949 = v11 + v4939;
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v26;
-      const unsigned int v4952 = v4951 << 8u;
-      const unsigned int v4953 = v4952 + v4946;
-      out[v4953] = v4947;
-    }
-    const unsigned int v4955 = v46 + v8376;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4956 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4957 = v585.x[4];
-    const float v4958 = v4957 * v4956;
-    const bool v4959 = v4955 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4959) {
-      const unsigned int v4962 = 192u + v8375;
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4965 = v11 + v4955;
-      const unsigned int v4966 = v4965 * v1;
-      const unsigned int v4967 = v4966 + v26;
-      const unsigned int v4968 = v4967 << 8u;
-      const unsigned int v4969 = v4968 + v4962;
-      out[v4969] = v4963;
-    }
-    const unsigned int v4971 = v46 + v8381;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4972 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4973 = v585.x[5];
-    const float v4974 = v4973 * v4972;
-    const bool v4975 = v4971 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4975) {
-      const unsigned int v4978 = 192u + v8380;
-      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4981 = v11 + v4971;
-      const unsigned int v4982 = v4981 * v1;
-      const unsigned int v4983 = v4982 + v26;
-      const unsigned int v4984 = v4983 << 8u;
-      const unsigned int v4985 = v4984 + v4978;
-      out[v4985] = v4979;
-    }
-    const unsigned int v4987 = v46 + v8386;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4988 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4989 = v585.x[6];
-    const float v4990 = v4989 * v4988;
-    const bool v4991 = v4987 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4991) {
-      const unsigned int v4994 = 192u + v8385;
-      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4997 = v11 + v4987;
-      const unsigned int v4998 = v4997 * v1;
-      const unsigned int v4999 = v4998 + v26;
-      const unsigned int v5000 = v4999 << 8u;
-      const unsigned int v5001 = v5000 + v4994;
-      out[v5001] = v4995;
-    }
-    const unsigned int v5003 = v46 + v8391;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5004 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5005 = v585.x[7];
-    const float v5006 = v5005 * v5004;
-    const bool v5007 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5007) {
-      const unsigned int v5010 = 192u + v8390;
-      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5013 = v11 + v5003;
-      const unsigned int v5014 = v5013 * v1;
-      const unsigned int v5015 = v5014 + v26;
-      const unsigned int v5016 = v5015 << 8u;
-      const unsigned int v5017 = v5016 + v5010;
-      out[v5017] = v5011;
-    }
-    const unsigned int v5019 = v46 + v8396;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5020 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5021 = v585.x[8];
-    const float v5022 = v5021 * v5020;
-    const bool v5023 = v5019 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5023) {
-      const unsigned int v5026 = 192u + v8395;
-      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5029 = v11 + v5019;
-      const unsigned int v5030 = v5029 * v1;
-      const unsigned int v5031 = v5030 + v26;
-      const unsigned int v5032 = v5031 << 8u;
-      const unsigned int v5033 = v5032 + v5026;
-      out[v5033] = v5027;
-    }
-    const unsigned int v5035 = v46 + v8401;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5036 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5037 = v585.x[9];
-    const float v5038 = v5037 * v5036;
-    const bool v5039 = v5035 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5039) {
-      const unsigned int v5042 = 192u + v8400;
-      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5045 = v11 + v5035;
-      const unsigned int v5046 = v5045 * v1;
-      const unsigned int v5047 = v5046 + v26;
-      const unsigned int v5048 = v5047 << 8u;
-      const unsigned int v5049 = v5048 + v5042;
-      out[v5049] = v5043;
-    }
-    const unsigned int v5051 = v46 + v8406;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5052 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5053 = v585.x[10];
-    const float v5054 = v5053 * v5052;
-    const bool v5055 = v5051 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5055) {
-      const unsigned int v5058 = 192u + v8405;
-      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5061 = v11 + v5051;
-      const unsigned int v5062 = v5061 * v1;
-      const unsigned int v5063 = v5062 + v26;
-      const unsigned int v5064 = v5063 << 8u;
-      const unsigned int v5065 = v5064 + v5058;
-      out[v5065] = v5059;
-    }
-    const unsigned int v5067 = v46 + v8411;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5068 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5069 = v585.x[11];
-    const float v5070 = v5069 * v5068;
-    const bool v5071 = v5067 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5071) {
-      const unsigned int v5074 = 192u + v8410;
-      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5077 = v11 + v5067;
-      const unsigned int v5078 = v5077 * v1;
-      const unsigned int v5079 = v5078 + v26;
-      const unsigned int v5080 = v5079 << 8u;
-      const unsigned int v5081 = v5080 + v5074;
-      out[v5081] = v5075;
-    }
-    const unsigned int v5083 = v46 + v8416;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5084 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5085 = v585.x[12];
-    const float v5086 = v5085 * v5084;
-    const bool v5087 = v5083 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5087) {
-      const unsigned int v5090 = 192u + v8415;
-      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5093 = v11 + v5083;
-      const unsigned int v5094 = v5093 * v1;
-      const unsigned int v5095 = v5094 + v26;
-      const unsigned int v5096 = v5095 << 8u;
-      const unsigned int v5097 = v5096 + v5090;
-      out[v5097] = v5091;
-    }
-    const unsigned int v5099 = v46 + v8421;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5100 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5101 = v585.x[13];
-    const float v5102 = v5101 * v5100;
-    const bool v5103 = v5099 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5103) {
-      const unsigned int v5106 = 192u + v8420;
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5109 = v11 + v5099;
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v26;
-      const unsigned int v5112 = v5111 << 8u;
-      const unsigned int v5113 = v5112 + v5106;
-      out[v5113] = v5107;
-    }
-    const unsigned int v5115 = v46 + v8426;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5116 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5117 = v585.x[14];
-    const float v5118 = v5117 * v5116;
-    const bool v5119 = v5115 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5119) {
-      const unsigned int v5122 = 192u + v8425;
-      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5125 = v11 + v5115;
-      const unsigned int v5126 = v5125 * v1;
-      const unsigned int v5127 = v5126 + v26;
-      const unsigned int v5128 = v5127 << 8u;
-      const unsigned int v5129 = v5128 + v5122;
-      out[v5129] = v5123;
-    }
-    const unsigned int v5131 = v46 + v8431;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5132 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5133 = v585.x[15];
-    const float v5134 = v5133 * v5132;
-    const bool v5135 = v5131 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5135) {
-      const unsigned int v5138 = 192u + v8430;
-      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5141 = v11 + v5131;
-      const unsigned int v5142 = v5141 * v1;
-      const unsigned int v5143 = v5142 + v26;
-      const unsigned int v5144 = v5143 << 8u;
-      const unsigned int v5145 = v5144 + v5138;
-      out[v5145] = v5139;
-    }
-    const unsigned int v5147 = v46 + v8436;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5148 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5149 = v585.x[16];
-    const float v5150 = v5149 * v5148;
-    const bool v5151 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5151) {
-      const unsigned int v5154 = 192u + v8435;
-      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5157 = v11 + v5147;
-      const unsigned int v5158 = v5157 * v1;
-      const unsigned int v5159 = v5158 + v26;
-      const unsigned int v5160 = v5159 << 8u;
-      const unsigned int v5161 = v5160 + v5154;
-      out[v5161] = v5155;
-    }
-    const unsigned int v5163 = v46 + v8441;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5164 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5165 = v585.x[17];
-    const float v5166 = v5165 * v5164;
-    const bool v5167 = v5163 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5167) {
-      const unsigned int v5170 = 192u + v8440;
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5173 = v11 + v5163;
-      const unsigned int v5174 = v5173 * v1;
-      const unsigned int v5175 = v5174 + v26;
-      const unsigned int v5176 = v5175 << 8u;
-      const unsigned int v5177 = v5176 + v5170;
-      out[v5177] = v5171;
-    }
-    const unsigned int v5179 = v46 + v8446;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5180 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5181 = v585.x[18];
-    const float v5182 = v5181 * v5180;
-    const bool v5183 = v5179 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5183) {
-      const unsigned int v5186 = 192u + v8445;
-      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5189 = v11 + v5179;
-      const unsigned int v5190 = v5189 * v1;
-      const unsigned int v5191 = v5190 + v26;
-      const unsigned int v5192 = v5191 << 8u;
-      const unsigned int v5193 = v5192 + v5186;
-      out[v5193] = v5187;
-    }
-    const unsigned int v5195 = v46 + v8451;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5196 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5197 = v585.x[19];
-    const float v5198 = v5197 * v5196;
-    const bool v5199 = v5195 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5199) {
-      const unsigned int v5202 = 192u + v8450;
-      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5205 = v11 + v5195;
-      const unsigned int v5206 = v5205 * v1;
-      const unsigned int v5207 = v5206 + v26;
-      const unsigned int v5208 = v5207 << 8u;
-      const unsigned int v5209 = v5208 + v5202;
-      out[v5209] = v5203;
-    }
-    const unsigned int v5211 = v46 + v8456;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5212 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5213 = v585.x[20];
-    const float v5214 = v5213 * v5212;
-    const bool v5215 = v5211 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5215) {
-      const unsigned int v5218 = 192u + v8455;
-      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5221 = v11 + v5211;
-      const unsigned int v5222 = v5221 * v1;
-      const unsigned int v5223 = v5222 + v26;
-      const unsigned int v5224 = v5223 << 8u;
-      const unsigned int v5225 = v5224 + v5218;
-      out[v5225] = v5219;
-    }
-    const unsigned int v5227 = v46 + v8461;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5228 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5229 = v585.x[21];
-    const float v5230 = v5229 * v5228;
-    const bool v5231 = v5227 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5231) {
-      const unsigned int v5234 = 192u + v8460;
-      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5237 = v11 + v5227;
-      const unsigned int v5238 = v5237 * v1;
-      const unsigned int v5239 = v5238 + v26;
-      const unsigned int v5240 = v5239 << 8u;
-      const unsigned int v5241 = v5240 + v5234;
-      out[v5241] = v5235;
-    }
-    const unsigned int v5243 = v46 + v8466;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5244 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5245 = v585.x[22];
-    const float v5246 = v5245 * v5244;
-    const bool v5247 = v5243 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5247) {
-      const unsigned int v5250 = 192u + v8465;
-      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5253 = v11 + v5243;
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v26;
-      const unsigned int v5256 = v5255 << 8u;
-      const unsigned int v5257 = v5256 + v5250;
-      out[v5257] = v5251;
-    }
-    const unsigned int v5259 = v46 + v8471;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5260 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5261 = v585.x[23];
-    const float v5262 = v5261 * v5260;
-    const bool v5263 = v5259 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5263) {
-      const unsigned int v5266 = 192u + v8470;
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5269 = v11 + v5259;
-      const unsigned int v5270 = v5269 * v1;
-      const unsigned int v5271 = v5270 + v26;
-      const unsigned int v5272 = v5271 << 8u;
-      const unsigned int v5273 = v5272 + v5266;
-      out[v5273] = v5267;
-    }
-    const unsigned int v5275 = v46 + v8476;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5276 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5277 = v585.x[24];
-    const float v5278 = v5277 * v5276;
-    const bool v5279 = v5275 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5279) {
-      const unsigned int v5282 = 192u + v8475;
-      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5285 = v11 + v5275;
-      const unsigned int v5286 = v5285 * v1;
-      const unsigned int v5287 = v5286 + v26;
-      const unsigned int v5288 = v5287 << 8u;
-      const unsigned int v5289 = v5288 + v5282;
-      out[v5289] = v5283;
-    }
-    const unsigned int v5291 = v46 + v8481;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5292 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5293 = v585.x[25];
-    const float v5294 = v5293 * v5292;
-    const bool v5295 = v5291 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5295) {
-      const unsigned int v5298 = 192u + v8480;
-      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5301 = v11 + v5291;
-      const unsigned int v5302 = v5301 * v1;
-      const unsigned int v5303 = v5302 + v26;
-      const unsigned int v5304 = v5303 << 8u;
-      const unsigned int v5305 = v5304 + v5298;
-      out[v5305] = v5299;
-    }
-    const unsigned int v5307 = v46 + v8486;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5308 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5309 = v585.x[26];
-    const float v5310 = v5309 * v5308;
-    const bool v5311 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5311) {
-      const unsigned int v5314 = 192u + v8485;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5317 = v11 + v5307;
-      const unsigned int v5318 = v5317 * v1;
-      const unsigned int v5319 = v5318 + v26;
-      const unsigned int v5320 = v5319 << 8u;
-      const unsigned int v5321 = v5320 + v5314;
-      out[v5321] = v5315;
-    }
-    const unsigned int v5323 = v46 + v8491;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5324 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5325 = v585.x[27];
-    const float v5326 = v5325 * v5324;
-    const bool v5327 = v5323 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5327) {
-      const unsigned int v5330 = 192u + v8490;
-      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5333 = v11 + v5323;
-      const unsigned int v5334 = v5333 * v1;
-      const unsigned int v5335 = v5334 + v26;
-      const unsigned int v5336 = v5335 << 8u;
-      const unsigned int v5337 = v5336 + v5330;
-      out[v5337] = v5331;
-    }
-    const unsigned int v5339 = v46 + v8496;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5340 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5341 = v585.x[28];
-    const float v5342 = v5341 * v5340;
-    const bool v5343 = v5339 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5343) {
-      const unsigned int v5346 = 192u + v8495;
-      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5349 = v11 + v5339;
-      const unsigned int v5350 = v5349 * v1;
-      const unsigned int v5351 = v5350 + v26;
-      const unsigned int v5352 = v5351 << 8u;
-      const unsigned int v5353 = v5352 + v5346;
-      out[v5353] = v5347;
-    }
-    const unsigned int v5355 = v46 + v8501;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5357 = v585.x[29];
-    const float v5358 = v5357 * v5356;
-    const bool v5359 = v5355 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5359) {
-      const unsigned int v5362 = 192u + v8500;
-      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5365 = v11 + v5355;
-      const unsigned int v5366 = v5365 * v1;
-      const unsigned int v5367 = v5366 + v26;
-      const unsigned int v5368 = v5367 << 8u;
-      const unsigned int v5369 = v5368 + v5362;
-      out[v5369] = v5363;
-    }
-    const unsigned int v5371 = v46 + v8506;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5372 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5373 = v585.x[30];
-    const float v5374 = v5373 * v5372;
-    const bool v5375 = v5371 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5375) {
-      const unsigned int v5378 = 192u + v8505;
-      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5381 = v11 + v5371;
-      const unsigned int v5382 = v5381 * v1;
-      const unsigned int v5383 = v5382 + v26;
-      const unsigned int v5384 = v5383 << 8u;
-      const unsigned int v5385 = v5384 + v5378;
-      out[v5385] = v5379;
-    }
-    const unsigned int v5387 = v46 + v8511;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5389 = v585.x[31];
-    const float v5390 = v5389 * v5388;
-    const bool v5391 = v5387 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5391) {
-      const unsigned int v5394 = 192u + v8510;
-      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5397 = v11 + v5387;
-      const unsigned int v5398 = v5397 * v1;
-      const unsigned int v5399 = v5398 + v26;
-      const unsigned int v5400 = v5399 << 8u;
-      const unsigned int v5401 = v5400 + v5394;
-      out[v5401] = v5395;
-    }
-    const unsigned int v5403 = v46 + v3249;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5405 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5406 = v3247.x[0];
-    const float v5407 = log2f(v5406);
-    const float v5408 = v5407 + v5405;
-    const float v5409 = v5408 * 0.6931472f;
-    const bool v5412 = v3248 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5413 = v5403 < v18;
-    const bool v5414 = v5412 && v5413;
-    if (v5414) {
-      const unsigned int v5415 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5416 = v5415 + v11;
-      const unsigned int v5417 = v5416 + v5403;
-      lse[v5417] = v5409;
-    }
-    const unsigned int v5419 = v46 + v3262;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5421 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5422 = v3247.x[1];
-    const float v5423 = log2f(v5422);
-    const float v5424 = v5423 + v5421;
-    const float v5425 = v5424 * 0.6931472f;
-    const bool v5428 = v3261 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5429 = v5419 < v18;
-    const bool v5430 = v5428 && v5429;
-    if (v5430) {
-      const unsigned int v5431 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5432 = v5431 + v11;
-      const unsigned int v5433 = v5432 + v5419;
-      lse[v5433] = v5425;
-    }
-    const unsigned int v5435 = v46 + v3275;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5437 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5438 = v3247.x[2];
-    const float v5439 = log2f(v5438);
-    const float v5440 = v5439 + v5437;
-    const float v5441 = v5440 * 0.6931472f;
-    const bool v5444 = v3274 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5445 = v5435 < v18;
-    const bool v5446 = v5444 && v5445;
-    if (v5446) {
-      const unsigned int v5447 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5448 = v5447 + v11;
-      const unsigned int v5449 = v5448 + v5435;
-      lse[v5449] = v5441;
-    }
-    const unsigned int v5451 = v46 + v3288;  // kernels/sdpa/flash_tile.hpp:242
-    const float v5453 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:243
-    const float v5454 = v3247.x[3];
-    const float v5455 = log2f(v5454);
-    const float v5456 = v5455 + v5453;
-    const float v5457 = v5456 * 0.6931472f;
-    const bool v5460 = v3287 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v5461 = v5451 < v18;
-    const bool v5462 = v5460 && v5461;
-    if (v5462) {
-      const unsigned int v5463 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v5464 = v5463 + v11;
-      const unsigned int v5465 = v5464 + v5451;
-      lse[v5465] = v5457;
+    const float v3001 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3003;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3003, 0.0f);
+    const float v3007 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3008 = fmaxf(v3007, v3001);
+    const bool v3011 = v3008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3012 = v3011 ? 0.0f : v3008;
+    v3003.x[0] = v3012;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3016 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3017 = fmaxf(v3016, v3001);
+    const bool v3020 = v3017 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3021 = v3020 ? 0.0f : v3017;
+    v3003.x[1] = v3021;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3025 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3026 = fmaxf(v3025, v3001);
+    const bool v3029 = v3026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3030 = v3029 ? 0.0f : v3026;
+    v3003.x[2] = v3030;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3034 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3035 = fmaxf(v3034, v3001);
+    const bool v3038 = v3035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3039 = v3038 ? 0.0f : v3035;
+    v3003.x[3] = v3039;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3041;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3041, 0.0f);
+    const unsigned int v3042 = static_cast<unsigned int>(v3041.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3043 = static_cast<unsigned int>(v3041.row(0, iron_linear_thread() & 31u));
+    const float v3045 = v3003.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3046 = v3001 - v3045;
+    const float v3047 = exp2f(v3046);
+    const float v3050 = v3007 - v3045;
+    const float v3051 = exp2f(v3050);
+    const float v3052 = v577.x[0];
+    const float v3053 = v3052 * v3051;
+    const float v3054 = v3053 + v3047;
+    v3041.x[0] = v3054;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3055 = static_cast<unsigned int>(v3041.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3056 = static_cast<unsigned int>(v3041.row(1, iron_linear_thread() & 31u));
+    const float v3058 = v3003.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3059 = v3001 - v3058;
+    const float v3060 = exp2f(v3059);
+    const float v3063 = v3016 - v3058;
+    const float v3064 = exp2f(v3063);
+    const float v3065 = v577.x[1];
+    const float v3066 = v3065 * v3064;
+    const float v3067 = v3066 + v3060;
+    v3041.x[1] = v3067;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3068 = static_cast<unsigned int>(v3041.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3069 = static_cast<unsigned int>(v3041.row(2, iron_linear_thread() & 31u));
+    const float v3071 = v3003.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3072 = v3001 - v3071;
+    const float v3073 = exp2f(v3072);
+    const float v3076 = v3025 - v3071;
+    const float v3077 = exp2f(v3076);
+    const float v3078 = v577.x[2];
+    const float v3079 = v3078 * v3077;
+    const float v3080 = v3079 + v3073;
+    v3041.x[2] = v3080;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v3081 = static_cast<unsigned int>(v3041.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3082 = static_cast<unsigned int>(v3041.row(3, iron_linear_thread() & 31u));
+    const float v3084 = v3003.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3085 = v3001 - v3084;
+    const float v3086 = exp2f(v3085);
+    const float v3089 = v3034 - v3084;
+    const float v3090 = exp2f(v3089);
+    const float v3091 = v577.x[3];
+    const float v3092 = v3091 * v3090;
+    const float v3093 = v3092 + v3086;
+    v3041.x[3] = v3093;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3095;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3095, 0.0f);
+    const float v3099 = v3041.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3105 = v3051 / v3099;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3107 = v3099 > 0.0f;
+    const float v3108 = v3107 ? v3105 : 0.0f;
+    v3095.x[0] = v3108;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3112 = v3041.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3118 = v3064 / v3112;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3120 = v3112 > 0.0f;
+    const float v3121 = v3120 ? v3118 : 0.0f;
+    v3095.x[1] = v3121;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3125 = v3041.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3131 = v3077 / v3125;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3133 = v3125 > 0.0f;
+    const float v3134 = v3133 ? v3131 : 0.0f;
+    v3095.x[2] = v3134;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3138 = v3041.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3144 = v3090 / v3138;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3146 = v3138 > 0.0f;
+    const float v3147 = v3146 ? v3144 : 0.0f;
+    v3095.x[3] = v3147;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3149 = v46 + v7464;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3150 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3151 = v579.x[0];
+    const float v3152 = v3151 * v3150;
+    const bool v3153 = v3149 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3153) {
+      const iron_bf16 v3157 = iron_f32_to_bf16(v3152);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3159 = v11 + v3149;
+      const unsigned int v3160 = v3159 * v1;
+      const unsigned int v3161 = v3160 + v26;
+      const unsigned int v3162 = v3161 << 8u;
+      const unsigned int v3163 = v3162 + v7463;
+      out[v3163] = v3157;
+    }
+    const unsigned int v3165 = v46 + v7469;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3166 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3167 = v579.x[1];
+    const float v3168 = v3167 * v3166;
+    const bool v3169 = v3165 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3169) {
+      const iron_bf16 v3173 = iron_f32_to_bf16(v3168);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3175 = v11 + v3165;
+      const unsigned int v3176 = v3175 * v1;
+      const unsigned int v3177 = v3176 + v26;
+      const unsigned int v3178 = v3177 << 8u;
+      const unsigned int v3179 = v3178 + v7468;
+      out[v3179] = v3173;
+    }
+    const unsigned int v3181 = v46 + v7474;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3182 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3183 = v579.x[2];
+    const float v3184 = v3183 * v3182;
+    const bool v3185 = v3181 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3185) {
+      const iron_bf16 v3189 = iron_f32_to_bf16(v3184);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3191 = v11 + v3181;
+      const unsigned int v3192 = v3191 * v1;
+      const unsigned int v3193 = v3192 + v26;
+      const unsigned int v3194 = v3193 << 8u;
+      const unsigned int v3195 = v3194 + v7473;
+      out[v3195] = v3189;
+    }
+    const unsigned int v3197 = v46 + v7479;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3198 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3199 = v579.x[3];
+    const float v3200 = v3199 * v3198;
+    const bool v3201 = v3197 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3201) {
+      const iron_bf16 v3205 = iron_f32_to_bf16(v3200);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3207 = v11 + v3197;
+      const unsigned int v3208 = v3207 * v1;
+      const unsigned int v3209 = v3208 + v26;
+      const unsigned int v3210 = v3209 << 8u;
+      const unsigned int v3211 = v3210 + v7478;
+      out[v3211] = v3205;
+    }
+    const unsigned int v3213 = v46 + v7484;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3214 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3215 = v579.x[4];
+    const float v3216 = v3215 * v3214;
+    const bool v3217 = v3213 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3217) {
+      const iron_bf16 v3221 = iron_f32_to_bf16(v3216);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3223 = v11 + v3213;
+      const unsigned int v3224 = v3223 * v1;
+      const unsigned int v3225 = v3224 + v26;
+      const unsigned int v3226 = v3225 << 8u;
+      const unsigned int v3227 = v3226 + v7483;
+      out[v3227] = v3221;
+    }
+    const unsigned int v3229 = v46 + v7489;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3230 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3231 = v579.x[5];
+    const float v3232 = v3231 * v3230;
+    const bool v3233 = v3229 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3233) {
+      const iron_bf16 v3237 = iron_f32_to_bf16(v3232);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3239 = v11 + v3229;
+      const unsigned int v3240 = v3239 * v1;
+      const unsigned int v3241 = v3240 + v26;
+      const unsigned int v3242 = v3241 << 8u;
+      const unsigned int v3243 = v3242 + v7488;
+      out[v3243] = v3237;
+    }
+    const unsigned int v3245 = v46 + v7494;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3246 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3247 = v579.x[6];
+    const float v3248 = v3247 * v3246;
+    const bool v3249 = v3245 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3249) {
+      const iron_bf16 v3253 = iron_f32_to_bf16(v3248);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3255 = v11 + v3245;
+      const unsigned int v3256 = v3255 * v1;
+      const unsigned int v3257 = v3256 + v26;
+      const unsigned int v3258 = v3257 << 8u;
+      const unsigned int v3259 = v3258 + v7493;
+      out[v3259] = v3253;
+    }
+    const unsigned int v3261 = v46 + v7499;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3262 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3263 = v579.x[7];
+    const float v3264 = v3263 * v3262;
+    const bool v3265 = v3261 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3265) {
+      const iron_bf16 v3269 = iron_f32_to_bf16(v3264);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3271 = v11 + v3261;
+      const unsigned int v3272 = v3271 * v1;
+      const unsigned int v3273 = v3272 + v26;
+      const unsigned int v3274 = v3273 << 8u;
+      const unsigned int v3275 = v3274 + v7498;
+      out[v3275] = v3269;
+    }
+    const unsigned int v3277 = v46 + v7504;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3278 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3279 = v579.x[8];
+    const float v3280 = v3279 * v3278;
+    const bool v3281 = v3277 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3281) {
+      const iron_bf16 v3285 = iron_f32_to_bf16(v3280);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3287 = v11 + v3277;
+      const unsigned int v3288 = v3287 * v1;
+      const unsigned int v3289 = v3288 + v26;
+      const unsigned int v3290 = v3289 << 8u;
+      const unsigned int v3291 = v3290 + v7503;
+      out[v3291] = v3285;
+    }
+    const unsigned int v3293 = v46 + v7509;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3294 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3295 = v579.x[9];
+    const float v3296 = v3295 * v3294;
+    const bool v3297 = v3293 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3297) {
+      const iron_bf16 v3301 = iron_f32_to_bf16(v3296);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3303 = v11 + v3293;
+      const unsigned int v3304 = v3303 * v1;
+      const unsigned int v3305 = v3304 + v26;
+      const unsigned int v3306 = v3305 << 8u;
+      const unsigned int v3307 = v3306 + v7508;
+      out[v3307] = v3301;
+    }
+    const unsigned int v3309 = v46 + v7514;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3310 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3311 = v579.x[10];
+    const float v3312 = v3311 * v3310;
+    const bool v3313 = v3309 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3313) {
+      const iron_bf16 v3317 = iron_f32_to_bf16(v3312);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3319 = v11 + v3309;
+      const unsigned int v3320 = v3319 * v1;
+      const unsigned int v3321 = v3320 + v26;
+      const unsigned int v3322 = v3321 << 8u;
+      const unsigned int v3323 = v3322 + v7513;
+      out[v3323] = v3317;
+    }
+    const unsigned int v3325 = v46 + v7519;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3326 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3327 = v579.x[11];
+    const float v3328 = v3327 * v3326;
+    const bool v3329 = v3325 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3329) {
+      const iron_bf16 v3333 = iron_f32_to_bf16(v3328);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3335 = v11 + v3325;
+      const unsigned int v3336 = v3335 * v1;
+      const unsigned int v3337 = v3336 + v26;
+      const unsigned int v3338 = v3337 << 8u;
+      const unsigned int v3339 = v3338 + v7518;
+      out[v3339] = v3333;
+    }
+    const unsigned int v3341 = v46 + v7524;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3342 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3343 = v579.x[12];
+    const float v3344 = v3343 * v3342;
+    const bool v3345 = v3341 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3345) {
+      const iron_bf16 v3349 = iron_f32_to_bf16(v3344);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3351 = v11 + v3341;
+      const unsigned int v3352 = v3351 * v1;
+      const unsigned int v3353 = v3352 + v26;
+      const unsigned int v3354 = v3353 << 8u;
+      const unsigned int v3355 = v3354 + v7523;
+      out[v3355] = v3349;
+    }
+    const unsigned int v3357 = v46 + v7529;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3358 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3359 = v579.x[13];
+    const float v3360 = v3359 * v3358;
+    const bool v3361 = v3357 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3361) {
+      const iron_bf16 v3365 = iron_f32_to_bf16(v3360);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3367 = v11 + v3357;
+      const unsigned int v3368 = v3367 * v1;
+      const unsigned int v3369 = v3368 + v26;
+      const unsigned int v3370 = v3369 << 8u;
+      const unsigned int v3371 = v3370 + v7528;
+      out[v3371] = v3365;
+    }
+    const unsigned int v3373 = v46 + v7534;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3374 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3375 = v579.x[14];
+    const float v3376 = v3375 * v3374;
+    const bool v3377 = v3373 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3377) {
+      const iron_bf16 v3381 = iron_f32_to_bf16(v3376);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3383 = v11 + v3373;
+      const unsigned int v3384 = v3383 * v1;
+      const unsigned int v3385 = v3384 + v26;
+      const unsigned int v3386 = v3385 << 8u;
+      const unsigned int v3387 = v3386 + v7533;
+      out[v3387] = v3381;
+    }
+    const unsigned int v3389 = v46 + v7539;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3390 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3391 = v579.x[15];
+    const float v3392 = v3391 * v3390;
+    const bool v3393 = v3389 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3393) {
+      const iron_bf16 v3397 = iron_f32_to_bf16(v3392);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3399 = v11 + v3389;
+      const unsigned int v3400 = v3399 * v1;
+      const unsigned int v3401 = v3400 + v26;
+      const unsigned int v3402 = v3401 << 8u;
+      const unsigned int v3403 = v3402 + v7538;
+      out[v3403] = v3397;
+    }
+    const unsigned int v3405 = v46 + v7544;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3406 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3407 = v579.x[16];
+    const float v3408 = v3407 * v3406;
+    const bool v3409 = v3405 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3409) {
+      const iron_bf16 v3413 = iron_f32_to_bf16(v3408);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3415 = v11 + v3405;
+      const unsigned int v3416 = v3415 * v1;
+      const unsigned int v3417 = v3416 + v26;
+      const unsigned int v3418 = v3417 << 8u;
+      const unsigned int v3419 = v3418 + v7543;
+      out[v3419] = v3413;
+    }
+    const unsigned int v3421 = v46 + v7549;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3422 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3423 = v579.x[17];
+    const float v3424 = v3423 * v3422;
+    const bool v3425 = v3421 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3425) {
+      const iron_bf16 v3429 = iron_f32_to_bf16(v3424);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3431 = v11 + v3421;
+      const unsigned int v3432 = v3431 * v1;
+      const unsigned int v3433 = v3432 + v26;
+      const unsigned int v3434 = v3433 << 8u;
+      const unsigned int v3435 = v3434 + v7548;
+      out[v3435] = v3429;
+    }
+    const unsigned int v3437 = v46 + v7554;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3438 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3439 = v579.x[18];
+    const float v3440 = v3439 * v3438;
+    const bool v3441 = v3437 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3441) {
+      const iron_bf16 v3445 = iron_f32_to_bf16(v3440);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3447 = v11 + v3437;
+      const unsigned int v3448 = v3447 * v1;
+      const unsigned int v3449 = v3448 + v26;
+      const unsigned int v3450 = v3449 << 8u;
+      const unsigned int v3451 = v3450 + v7553;
+      out[v3451] = v3445;
+    }
+    const unsigned int v3453 = v46 + v7559;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3454 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3455 = v579.x[19];
+    const float v3456 = v3455 * v3454;
+    const bool v3457 = v3453 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3457) {
+      const iron_bf16 v3461 = iron_f32_to_bf16(v3456);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3463 = v11 + v3453;
+      const unsigned int v3464 = v3463 * v1;
+      const unsigned int v3465 = v3464 + v26;
+      const unsigned int v3466 = v3465 << 8u;
+      const unsigned int v3467 = v3466 + v7558;
+      out[v3467] = v3461;
+    }
+    const unsigned int v3469 = v46 + v7564;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3470 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3471 = v579.x[20];
+    const float v3472 = v3471 * v3470;
+    const bool v3473 = v3469 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3473) {
+      const iron_bf16 v3477 = iron_f32_to_bf16(v3472);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3479 = v11 + v3469;
+      const unsigned int v3480 = v3479 * v1;
+      const unsigned int v3481 = v3480 + v26;
+      const unsigned int v3482 = v3481 << 8u;
+      const unsigned int v3483 = v3482 + v7563;
+      out[v3483] = v3477;
+    }
+    const unsigned int v3485 = v46 + v7569;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3486 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3487 = v579.x[21];
+    const float v3488 = v3487 * v3486;
+    const bool v3489 = v3485 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3489) {
+      const iron_bf16 v3493 = iron_f32_to_bf16(v3488);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3495 = v11 + v3485;
+      const unsigned int v3496 = v3495 * v1;
+      const unsigned int v3497 = v3496 + v26;
+      const unsigned int v3498 = v3497 << 8u;
+      const unsigned int v3499 = v3498 + v7568;
+      out[v3499] = v3493;
+    }
+    const unsigned int v3501 = v46 + v7574;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3502 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3503 = v579.x[22];
+    const float v3504 = v3503 * v3502;
+    const bool v3505 = v3501 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3505) {
+      const iron_bf16 v3509 = iron_f32_to_bf16(v3504);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3511 = v11 + v3501;
+      const unsigned int v3512 = v3511 * v1;
+      const unsigned int v3513 = v3512 + v26;
+      const unsigned int v3514 = v3513 << 8u;
+      const unsigned int v3515 = v3514 + v7573;
+      out[v3515] = v3509;
+    }
+    const unsigned int v3517 = v46 + v7579;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3518 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3519 = v579.x[23];
+    const float v3520 = v3519 * v3518;
+    const bool v3521 = v3517 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3521) {
+      const iron_bf16 v3525 = iron_f32_to_bf16(v3520);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3527 = v11 + v3517;
+      const unsigned int v3528 = v3527 * v1;
+      const unsigned int v3529 = v3528 + v26;
+      const unsigned int v3530 = v3529 << 8u;
+      const unsigned int v3531 = v3530 + v7578;
+      out[v3531] = v3525;
+    }
+    const unsigned int v3533 = v46 + v7584;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3534 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3535 = v579.x[24];
+    const float v3536 = v3535 * v3534;
+    const bool v3537 = v3533 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3537) {
+      const iron_bf16 v3541 = iron_f32_to_bf16(v3536);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3543 = v11 + v3533;
+      const unsigned int v3544 = v3543 * v1;
+      const unsigned int v3545 = v3544 + v26;
+      const unsigned int v3546 = v3545 << 8u;
+      const unsigned int v3547 = v3546 + v7583;
+      out[v3547] = v3541;
+    }
+    const unsigned int v3549 = v46 + v7589;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3550 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3551 = v579.x[25];
+    const float v3552 = v3551 * v3550;
+    const bool v3553 = v3549 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3553) {
+      const iron_bf16 v3557 = iron_f32_to_bf16(v3552);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3559 = v11 + v3549;
+      const unsigned int v3560 = v3559 * v1;
+      const unsigned int v3561 = v3560 + v26;
+      const unsigned int v3562 = v3561 << 8u;
+      const unsigned int v3563 = v3562 + v7588;
+      out[v3563] = v3557;
+    }
+    const unsigned int v3565 = v46 + v7594;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3566 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3567 = v579.x[26];
+    const float v3568 = v3567 * v3566;
+    const bool v3569 = v3565 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3569) {
+      const iron_bf16 v3573 = iron_f32_to_bf16(v3568);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3575 = v11 + v3565;
+      const unsigned int v3576 = v3575 * v1;
+      const unsigned int v3577 = v3576 + v26;
+      const unsigned int v3578 = v3577 << 8u;
+      const unsigned int v3579 = v3578 + v7593;
+      out[v3579] = v3573;
+    }
+    const unsigned int v3581 = v46 + v7599;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3582 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3583 = v579.x[27];
+    const float v3584 = v3583 * v3582;
+    const bool v3585 = v3581 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3585) {
+      const iron_bf16 v3589 = iron_f32_to_bf16(v3584);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3591 = v11 + v3581;
+      const unsigned int v3592 = v3591 * v1;
+      const unsigned int v3593 = v3592 + v26;
+      const unsigned int v3594 = v3593 << 8u;
+      const unsigned int v3595 = v3594 + v7598;
+      out[v3595] = v3589;
+    }
+    const unsigned int v3597 = v46 + v7604;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3598 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3599 = v579.x[28];
+    const float v3600 = v3599 * v3598;
+    const bool v3601 = v3597 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3601) {
+      const iron_bf16 v3605 = iron_f32_to_bf16(v3600);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3607 = v11 + v3597;
+      const unsigned int v3608 = v3607 * v1;
+      const unsigned int v3609 = v3608 + v26;
+      const unsigned int v3610 = v3609 << 8u;
+      const unsigned int v3611 = v3610 + v7603;
+      out[v3611] = v3605;
+    }
+    const unsigned int v3613 = v46 + v7609;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3614 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3615 = v579.x[29];
+    const float v3616 = v3615 * v3614;
+    const bool v3617 = v3613 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3617) {
+      const iron_bf16 v3621 = iron_f32_to_bf16(v3616);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3623 = v11 + v3613;
+      const unsigned int v3624 = v3623 * v1;
+      const unsigned int v3625 = v3624 + v26;
+      const unsigned int v3626 = v3625 << 8u;
+      const unsigned int v3627 = v3626 + v7608;
+      out[v3627] = v3621;
+    }
+    const unsigned int v3629 = v46 + v7614;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3630 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3631 = v579.x[30];
+    const float v3632 = v3631 * v3630;
+    const bool v3633 = v3629 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3633) {
+      const iron_bf16 v3637 = iron_f32_to_bf16(v3632);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3639 = v11 + v3629;
+      const unsigned int v3640 = v3639 * v1;
+      const unsigned int v3641 = v3640 + v26;
+      const unsigned int v3642 = v3641 << 8u;
+      const unsigned int v3643 = v3642 + v7613;
+      out[v3643] = v3637;
+    }
+    const unsigned int v3645 = v46 + v7619;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3646 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3647 = v579.x[31];
+    const float v3648 = v3647 * v3646;
+    const bool v3649 = v3645 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3649) {
+      const iron_bf16 v3653 = iron_f32_to_bf16(v3648);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3655 = v11 + v3645;
+      const unsigned int v3656 = v3655 * v1;
+      const unsigned int v3657 = v3656 + v26;
+      const unsigned int v3658 = v3657 << 8u;
+      const unsigned int v3659 = v3658 + v7618;
+      out[v3659] = v3653;
+    }
+    const unsigned int v3661 = v46 + v7624;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3662 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3663 = v581.x[0];
+    const float v3664 = v3663 * v3662;
+    const bool v3665 = v3661 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3665) {
+      const unsigned int v3668 = 64u + v7623;
+      const iron_bf16 v3669 = iron_f32_to_bf16(v3664);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3671 = v11 + v3661;
+      const unsigned int v3672 = v3671 * v1;
+      const unsigned int v3673 = v3672 + v26;
+      const unsigned int v3674 = v3673 << 8u;
+      const unsigned int v3675 = v3674 + v3668;
+      out[v3675] = v3669;
+    }
+    const unsigned int v3677 = v46 + v7629;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3678 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3679 = v581.x[1];
+    const float v3680 = v3679 * v3678;
+    const bool v3681 = v3677 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3681) {
+      const unsigned int v3684 = 64u + v7628;
+      const iron_bf16 v3685 = iron_f32_to_bf16(v3680);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3687 = v11 + v3677;
+      const unsigned int v3688 = v3687 * v1;
+      const unsigned int v3689 = v3688 + v26;
+      const unsigned int v3690 = v3689 << 8u;
+      const unsigned int v3691 = v3690 + v3684;
+      out[v3691] = v3685;
+    }
+    const unsigned int v3693 = v46 + v7634;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3694 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3695 = v581.x[2];
+    const float v3696 = v3695 * v3694;
+    const bool v3697 = v3693 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3697) {
+      const unsigned int v3700 = 64u + v7633;
+      const iron_bf16 v3701 = iron_f32_to_bf16(v3696);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3703 = v11 + v3693;
+      const unsigned int v3704 = v3703 * v1;
+      const unsigned int v3705 = v3704 + v26;
+      const unsigned int v3706 = v3705 << 8u;
+      const unsigned int v3707 = v3706 + v3700;
+      out[v3707] = v3701;
+    }
+    const unsigned int v3709 = v46 + v7639;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3710 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3711 = v581.x[3];
+    const float v3712 = v3711 * v3710;
+    const bool v3713 = v3709 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3713) {
+      const unsigned int v3716 = 64u + v7638;
+      const iron_bf16 v3717 = iron_f32_to_bf16(v3712);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3719 = v11 + v3709;
+      const unsigned int v3720 = v3719 * v1;
+      const unsigned int v3721 = v3720 + v26;
+      const unsigned int v3722 = v3721 << 8u;
+      const unsigned int v3723 = v3722 + v3716;
+      out[v3723] = v3717;
+    }
+    const unsigned int v3725 = v46 + v7644;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3726 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3727 = v581.x[4];
+    const float v3728 = v3727 * v3726;
+    const bool v3729 = v3725 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3729) {
+      const unsigned int v3732 = 64u + v7643;
+      const iron_bf16 v3733 = iron_f32_to_bf16(v3728);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3735 = v11 + v3725;
+      const unsigned int v3736 = v3735 * v1;
+      const unsigned int v3737 = v3736 + v26;
+      const unsigned int v3738 = v3737 << 8u;
+      const unsigned int v3739 = v3738 + v3732;
+      out[v3739] = v3733;
+    }
+    const unsigned int v3741 = v46 + v7649;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3742 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3743 = v581.x[5];
+    const float v3744 = v3743 * v3742;
+    const bool v3745 = v3741 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3745) {
+      const unsigned int v3748 = 64u + v7648;
+      const iron_bf16 v3749 = iron_f32_to_bf16(v3744);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3751 = v11 + v3741;
+      const unsigned int v3752 = v3751 * v1;
+      const unsigned int v3753 = v3752 + v26;
+      const unsigned int v3754 = v3753 << 8u;
+      const unsigned int v3755 = v3754 + v3748;
+      out[v3755] = v3749;
+    }
+    const unsigned int v3757 = v46 + v7654;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3758 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3759 = v581.x[6];
+    const float v3760 = v3759 * v3758;
+    const bool v3761 = v3757 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3761) {
+      const unsigned int v3764 = 64u + v7653;
+      const iron_bf16 v3765 = iron_f32_to_bf16(v3760);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3767 = v11 + v3757;
+      const unsigned int v3768 = v3767 * v1;
+      const unsigned int v3769 = v3768 + v26;
+      const unsigned int v3770 = v3769 << 8u;
+      const unsigned int v3771 = v3770 + v3764;
+      out[v3771] = v3765;
+    }
+    const unsigned int v3773 = v46 + v7659;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3774 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3775 = v581.x[7];
+    const float v3776 = v3775 * v3774;
+    const bool v3777 = v3773 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3777) {
+      const unsigned int v3780 = 64u + v7658;
+      const iron_bf16 v3781 = iron_f32_to_bf16(v3776);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3783 = v11 + v3773;
+      const unsigned int v3784 = v3783 * v1;
+      const unsigned int v3785 = v3784 + v26;
+      const unsigned int v3786 = v3785 << 8u;
+      const unsigned int v3787 = v3786 + v3780;
+      out[v3787] = v3781;
+    }
+    const unsigned int v3789 = v46 + v7664;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3790 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3791 = v581.x[8];
+    const float v3792 = v3791 * v3790;
+    const bool v3793 = v3789 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3793) {
+      const unsigned int v3796 = 64u + v7663;
+      const iron_bf16 v3797 = iron_f32_to_bf16(v3792);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3799 = v11 + v3789;
+      const unsigned int v3800 = v3799 * v1;
+      const unsigned int v3801 = v3800 + v26;
+      const unsigned int v3802 = v3801 << 8u;
+      const unsigned int v3803 = v3802 + v3796;
+      out[v3803] = v3797;
+    }
+    const unsigned int v3805 = v46 + v7669;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3806 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3807 = v581.x[9];
+    const float v3808 = v3807 * v3806;
+    const bool v3809 = v3805 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3809) {
+      const unsigned int v3812 = 64u + v7668;
+      const iron_bf16 v3813 = iron_f32_to_bf16(v3808);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3815 = v11 + v3805;
+      const unsigned int v3816 = v3815 * v1;
+      const unsigned int v3817 = v3816 + v26;
+      const unsigned int v3818 = v3817 << 8u;
+      const unsigned int v3819 = v3818 + v3812;
+      out[v3819] = v3813;
+    }
+    const unsigned int v3821 = v46 + v7674;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3822 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3823 = v581.x[10];
+    const float v3824 = v3823 * v3822;
+    const bool v3825 = v3821 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3825) {
+      const unsigned int v3828 = 64u + v7673;
+      const iron_bf16 v3829 = iron_f32_to_bf16(v3824);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3831 = v11 + v3821;
+      const unsigned int v3832 = v3831 * v1;
+      const unsigned int v3833 = v3832 + v26;
+      const unsigned int v3834 = v3833 << 8u;
+      const unsigned int v3835 = v3834 + v3828;
+      out[v3835] = v3829;
+    }
+    const unsigned int v3837 = v46 + v7679;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3838 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3839 = v581.x[11];
+    const float v3840 = v3839 * v3838;
+    const bool v3841 = v3837 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3841) {
+      const unsigned int v3844 = 64u + v7678;
+      const iron_bf16 v3845 = iron_f32_to_bf16(v3840);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3847 = v11 + v3837;
+      const unsigned int v3848 = v3847 * v1;
+      const unsigned int v3849 = v3848 + v26;
+      const unsigned int v3850 = v3849 << 8u;
+      const unsigned int v3851 = v3850 + v3844;
+      out[v3851] = v3845;
+    }
+    const unsigned int v3853 = v46 + v7684;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3854 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3855 = v581.x[12];
+    const float v3856 = v3855 * v3854;
+    const bool v3857 = v3853 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3857) {
+      const unsigned int v3860 = 64u + v7683;
+      const iron_bf16 v3861 = iron_f32_to_bf16(v3856);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3863 = v11 + v3853;
+      const unsigned int v3864 = v3863 * v1;
+      const unsigned int v3865 = v3864 + v26;
+      const unsigned int v3866 = v3865 << 8u;
+      const unsigned int v3867 = v3866 + v3860;
+      out[v3867] = v3861;
+    }
+    const unsigned int v3869 = v46 + v7689;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3870 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3871 = v581.x[13];
+    const float v3872 = v3871 * v3870;
+    const bool v3873 = v3869 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3873) {
+      const unsigned int v3876 = 64u + v7688;
+      const iron_bf16 v3877 = iron_f32_to_bf16(v3872);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3879 = v11 + v3869;
+      const unsigned int v3880 = v3879 * v1;
+      const unsigned int v3881 = v3880 + v26;
+      const unsigned int v3882 = v3881 << 8u;
+      const unsigned int v3883 = v3882 + v3876;
+      out[v3883] = v3877;
+    }
+    const unsigned int v3885 = v46 + v7694;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3886 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3887 = v581.x[14];
+    const float v3888 = v3887 * v3886;
+    const bool v3889 = v3885 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3889) {
+      const unsigned int v3892 = 64u + v7693;
+      const iron_bf16 v3893 = iron_f32_to_bf16(v3888);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3895 = v11 + v3885;
+      const unsigned int v3896 = v3895 * v1;
+      const unsigned int v3897 = v3896 + v26;
+      const unsigned int v3898 = v3897 << 8u;
+      const unsigned int v3899 = v3898 + v3892;
+      out[v3899] = v3893;
+    }
+    const unsigned int v3901 = v46 + v7699;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3902 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3903 = v581.x[15];
+    const float v3904 = v3903 * v3902;
+    const bool v3905 = v3901 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3905) {
+      const unsigned int v3908 = 64u + v7698;
+      const iron_bf16 v3909 = iron_f32_to_bf16(v3904);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3911 = v11 + v3901;
+      const unsigned int v3912 = v3911 * v1;
+      const unsigned int v3913 = v3912 + v26;
+      const unsigned int v3914 = v3913 << 8u;
+      const unsigned int v3915 = v3914 + v3908;
+      out[v3915] = v3909;
+    }
+    const unsigned int v3917 = v46 + v7704;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3918 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3919 = v581.x[16];
+    const float v3920 = v3919 * v3918;
+    const bool v3921 = v3917 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3921) {
+      const unsigned int v3924 = 64u + v7703;
+      const iron_bf16 v3925 = iron_f32_to_bf16(v3920);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3927 = v11 + v3917;
+      const unsigned int v3928 = v3927 * v1;
+      const unsigned int v3929 = v3928 + v26;
+      const unsigned int v3930 = v3929 << 8u;
+      const unsigned int v3931 = v3930 + v3924;
+      out[v3931] = v3925;
+    }
+    const unsigned int v3933 = v46 + v7709;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3934 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3935 = v581.x[17];
+    const float v3936 = v3935 * v3934;
+    const bool v3937 = v3933 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3937) {
+      const unsigned int v3940 = 64u + v7708;
+      const iron_bf16 v3941 = iron_f32_to_bf16(v3936);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3943 = v11 + v3933;
+      const unsigned int v3944 = v3943 * v1;
+      const unsigned int v3945 = v3944 + v26;
+      const unsigned int v3946 = v3945 << 8u;
+      const unsigned int v3947 = v3946 + v3940;
+      out[v3947] = v3941;
+    }
+    const unsigned int v3949 = v46 + v7714;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3950 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3951 = v581.x[18];
+    const float v3952 = v3951 * v3950;
+    const bool v3953 = v3949 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3953) {
+      const unsigned int v3956 = 64u + v7713;
+      const iron_bf16 v3957 = iron_f32_to_bf16(v3952);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3959 = v11 + v3949;
+      const unsigned int v3960 = v3959 * v1;
+      const unsigned int v3961 = v3960 + v26;
+      const unsigned int v3962 = v3961 << 8u;
+      const unsigned int v3963 = v3962 + v3956;
+      out[v3963] = v3957;
+    }
+    const unsigned int v3965 = v46 + v7719;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3966 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3967 = v581.x[19];
+    const float v3968 = v3967 * v3966;
+    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3969) {
+      const unsigned int v3972 = 64u + v7718;
+      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3975 = v11 + v3965;
+      const unsigned int v3976 = v3975 * v1;
+      const unsigned int v3977 = v3976 + v26;
+      const unsigned int v3978 = v3977 << 8u;
+      const unsigned int v3979 = v3978 + v3972;
+      out[v3979] = v3973;
+    }
+    const unsigned int v3981 = v46 + v7724;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3982 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3983 = v581.x[20];
+    const float v3984 = v3983 * v3982;
+    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3985) {
+      const unsigned int v3988 = 64u + v7723;
+      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3991 = v11 + v3981;
+      const unsigned int v3992 = v3991 * v1;
+      const unsigned int v3993 = v3992 + v26;
+      const unsigned int v3994 = v3993 << 8u;
+      const unsigned int v3995 = v3994 + v3988;
+      out[v3995] = v3989;
+    }
+    const unsigned int v3997 = v46 + v7729;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3998 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3999 = v581.x[21];
+    const float v4000 = v3999 * v3998;
+    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4001) {
+      const unsigned int v4004 = 64u + v7728;
+      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4007 = v11 + v3997;
+      const unsigned int v4008 = v4007 * v1;
+      const unsigned int v4009 = v4008 + v26;
+      const unsigned int v4010 = v4009 << 8u;
+      const unsigned int v4011 = v4010 + v4004;
+      out[v4011] = v4005;
+    }
+    const unsigned int v4013 = v46 + v7734;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4014 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4015 = v581.x[22];
+    const float v4016 = v4015 * v4014;
+    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4017) {
+      const unsigned int v4020 = 64u + v7733;
+      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4023 = v11 + v4013;
+      const unsigned int v4024 = v4023 * v1;
+      const unsigned int v4025 = v4024 + v26;
+      const unsigned int v4026 = v4025 << 8u;
+      const unsigned int v4027 = v4026 + v4020;
+      out[v4027] = v4021;
+    }
+    const unsigned int v4029 = v46 + v7739;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4030 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4031 = v581.x[23];
+    const float v4032 = v4031 * v4030;
+    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4033) {
+      const unsigned int v4036 = 64u + v7738;
+      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4039 = v11 + v4029;
+      const unsigned int v4040 = v4039 * v1;
+      const unsigned int v4041 = v4040 + v26;
+      const unsigned int v4042 = v4041 << 8u;
+      const unsigned int v4043 = v4042 + v4036;
+      out[v4043] = v4037;
+    }
+    const unsigned int v4045 = v46 + v7744;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4046 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4047 = v581.x[24];
+    const float v4048 = v4047 * v4046;
+    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4049) {
+      const unsigned int v4052 = 64u + v7743;
+      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4055 = v11 + v4045;
+      const unsigned int v4056 = v4055 * v1;
+      const unsigned int v4057 = v4056 + v26;
+      const unsigned int v4058 = v4057 << 8u;
+      const unsigned int v4059 = v4058 + v4052;
+      out[v4059] = v4053;
+    }
+    const unsigned int v4061 = v46 + v7749;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4062 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4063 = v581.x[25];
+    const float v4064 = v4063 * v4062;
+    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4065) {
+      const unsigned int v4068 = 64u + v7748;
+      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4071 = v11 + v4061;
+      const unsigned int v4072 = v4071 * v1;
+      const unsigned int v4073 = v4072 + v26;
+      const unsigned int v4074 = v4073 << 8u;
+      const unsigned int v4075 = v4074 + v4068;
+      out[v4075] = v4069;
+    }
+    const unsigned int v4077 = v46 + v7754;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4078 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4079 = v581.x[26];
+    const float v4080 = v4079 * v4078;
+    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4081) {
+      const unsigned int v4084 = 64u + v7753;
+      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4087 = v11 + v4077;
+      const unsigned int v4088 = v4087 * v1;
+      const unsigned int v4089 = v4088 + v26;
+      const unsigned int v4090 = v4089 << 8u;
+      const unsigned int v4091 = v4090 + v4084;
+      out[v4091] = v4085;
+    }
+    const unsigned int v4093 = v46 + v7759;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4094 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4095 = v581.x[27];
+    const float v4096 = v4095 * v4094;
+    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4097) {
+      const unsigned int v4100 = 64u + v7758;
+      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4103 = v11 + v4093;
+      const unsigned int v4104 = v4103 * v1;
+      const unsigned int v4105 = v4104 + v26;
+      const unsigned int v4106 = v4105 << 8u;
+      const unsigned int v4107 = v4106 + v4100;
+      out[v4107] = v4101;
+    }
+    const unsigned int v4109 = v46 + v7764;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4110 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4111 = v581.x[28];
+    const float v4112 = v4111 * v4110;
+    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4113) {
+      const unsigned int v4116 = 64u + v7763;
+      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4119 = v11 + v4109;
+      const unsigned int v4120 = v4119 * v1;
+      const unsigned int v4121 = v4120 + v26;
+      const unsigned int v4122 = v4121 << 8u;
+      const unsigned int v4123 = v4122 + v4116;
+      out[v4123] = v4117;
+    }
+    const unsigned int v4125 = v46 + v7769;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4126 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4127 = v581.x[29];
+    const float v4128 = v4127 * v4126;
+    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4129) {
+      const unsigned int v4132 = 64u + v7768;
+      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4135 = v11 + v4125;
+      const unsigned int v4136 = v4135 * v1;
+      const unsigned int v4137 = v4136 + v26;
+      const unsigned int v4138 = v4137 << 8u;
+      const unsigned int v4139 = v4138 + v4132;
+      out[v4139] = v4133;
+    }
+    const unsigned int v4141 = v46 + v7774;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4142 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4143 = v581.x[30];
+    const float v4144 = v4143 * v4142;
+    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4145) {
+      const unsigned int v4148 = 64u + v7773;
+      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4151 = v11 + v4141;
+      const unsigned int v4152 = v4151 * v1;
+      const unsigned int v4153 = v4152 + v26;
+      const unsigned int v4154 = v4153 << 8u;
+      const unsigned int v4155 = v4154 + v4148;
+      out[v4155] = v4149;
+    }
+    const unsigned int v4157 = v46 + v7779;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4158 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4159 = v581.x[31];
+    const float v4160 = v4159 * v4158;
+    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4161) {
+      const unsigned int v4164 = 64u + v7778;
+      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4167 = v11 + v4157;
+      const unsigned int v4168 = v4167 * v1;
+      const unsigned int v4169 = v4168 + v26;
+      const unsigned int v4170 = v4169 << 8u;
+      const unsigned int v4171 = v4170 + v4164;
+      out[v4171] = v4165;
+    }
+    const unsigned int v4173 = v46 + v7784;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4174 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4175 = v583.x[0];
+    const float v4176 = v4175 * v4174;
+    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4177) {
+      const unsigned int v4180 = 128u + v7783;
+      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4183 = v11 + v4173;
+      const unsigned int v4184 = v4183 * v1;
+      const unsigned int v4185 = v4184 + v26;
+      const unsigned int v4186 = v4185 << 8u;
+      const unsigned int v4187 = v4186 + v4180;
+      out[v4187] = v4181;
+    }
+    const unsigned int v4189 = v46 + v7789;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4190 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4191 = v583.x[1];
+    const float v4192 = v4191 * v4190;
+    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4193) {
+      const unsigned int v4196 = 128u + v7788;
+      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4199 = v11 + v4189;
+      const unsigned int v4200 = v4199 * v1;
+      const unsigned int v4201 = v4200 + v26;
+      const unsigned int v4202 = v4201 << 8u;
+      const unsigned int v4203 = v4202 + v4196;
+      out[v4203] = v4197;
+    }
+    const unsigned int v4205 = v46 + v7794;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4206 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4207 = v583.x[2];
+    const float v4208 = v4207 * v4206;
+    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4209) {
+      const unsigned int v4212 = 128u + v7793;
+      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4215 = v11 + v4205;
+      const unsigned int v4216 = v4215 * v1;
+      const unsigned int v4217 = v4216 + v26;
+      const unsigned int v4218 = v4217 << 8u;
+      const unsigned int v4219 = v4218 + v4212;
+      out[v4219] = v4213;
+    }
+    const unsigned int v4221 = v46 + v7799;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4222 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4223 = v583.x[3];
+    const float v4224 = v4223 * v4222;
+    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4225) {
+      const unsigned int v4228 = 128u + v7798;
+      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4231 = v11 + v4221;
+      const unsigned int v4232 = v4231 * v1;
+      const unsigned int v4233 = v4232 + v26;
+      const unsigned int v4234 = v4233 << 8u;
+      const unsigned int v4235 = v4234 + v4228;
+      out[v4235] = v4229;
+    }
+    const unsigned int v4237 = v46 + v7804;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4238 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4239 = v583.x[4];
+    const float v4240 = v4239 * v4238;
+    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4241) {
+      const unsigned int v4244 = 128u + v7803;
+      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4247 = v11 + v4237;
+      const unsigned int v4248 = v4247 * v1;
+      const unsigned int v4249 = v4248 + v26;
+      const unsigned int v4250 = v4249 << 8u;
+      const unsigned int v4251 = v4250 + v4244;
+      out[v4251] = v4245;
+    }
+    const unsigned int v4253 = v46 + v7809;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4254 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4255 = v583.x[5];
+    const float v4256 = v4255 * v4254;
+    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4257) {
+      const unsigned int v4260 = 128u + v7808;
+      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4263 = v11 + v4253;
+      const unsigned int v4264 = v4263 * v1;
+      const unsigned int v4265 = v4264 + v26;
+      const unsigned int v4266 = v4265 << 8u;
+      const unsigned int v4267 = v4266 + v4260;
+      out[v4267] = v4261;
+    }
+    const unsigned int v4269 = v46 + v7814;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4270 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4271 = v583.x[6];
+    const float v4272 = v4271 * v4270;
+    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4273) {
+      const unsigned int v4276 = 128u + v7813;
+      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4279 = v11 + v4269;
+      const unsigned int v4280 = v4279 * v1;
+      const unsigned int v4281 = v4280 + v26;
+      const unsigned int v4282 = v4281 << 8u;
+      const unsigned int v4283 = v4282 + v4276;
+      out[v4283] = v4277;
+    }
+    const unsigned int v4285 = v46 + v7819;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4286 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4287 = v583.x[7];
+    const float v4288 = v4287 * v4286;
+    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4289) {
+      const unsigned int v4292 = 128u + v7818;
+      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4295 = v11 + v4285;
+      const unsigned int v4296 = v4295 * v1;
+      const unsigned int v4297 = v4296 + v26;
+      const unsigned int v4298 = v4297 << 8u;
+      const unsigned int v4299 = v4298 + v4292;
+      out[v4299] = v4293;
+    }
+    const unsigned int v4301 = v46 + v7824;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4302 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4303 = v583.x[8];
+    const float v4304 = v4303 * v4302;
+    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4305) {
+      const unsigned int v4308 = 128u + v7823;
+      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4311 = v11 + v4301;
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v26;
+      const unsigned int v4314 = v4313 << 8u;
+      const unsigned int v4315 = v4314 + v4308;
+      out[v4315] = v4309;
+    }
+    const unsigned int v4317 = v46 + v7829;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4318 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4319 = v583.x[9];
+    const float v4320 = v4319 * v4318;
+    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4321) {
+      const unsigned int v4324 = 128u + v7828;
+      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4327 = v11 + v4317;
+      const unsigned int v4328 = v4327 * v1;
+      const unsigned int v4329 = v4328 + v26;
+      const unsigned int v4330 = v4329 << 8u;
+      const unsigned int v4331 = v4330 + v4324;
+      out[v4331] = v4325;
+    }
+    const unsigned int v4333 = v46 + v7834;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4334 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4335 = v583.x[10];
+    const float v4336 = v4335 * v4334;
+    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4337) {
+      const unsigned int v4340 = 128u + v7833;
+      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4343 = v11 + v4333;
+      const unsigned int v4344 = v4343 * v1;
+      const unsigned int v4345 = v4344 + v26;
+      const unsigned int v4346 = v4345 << 8u;
+      const unsigned int v4347 = v4346 + v4340;
+      out[v4347] = v4341;
+    }
+    const unsigned int v4349 = v46 + v7839;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4350 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4351 = v583.x[11];
+    const float v4352 = v4351 * v4350;
+    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4353) {
+      const unsigned int v4356 = 128u + v7838;
+      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4359 = v11 + v4349;
+      const unsigned int v4360 = v4359 * v1;
+      const unsigned int v4361 = v4360 + v26;
+      const unsigned int v4362 = v4361 << 8u;
+      const unsigned int v4363 = v4362 + v4356;
+      out[v4363] = v4357;
+    }
+    const unsigned int v4365 = v46 + v7844;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4366 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4367 = v583.x[12];
+    const float v4368 = v4367 * v4366;
+    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4369) {
+      const unsigned int v4372 = 128u + v7843;
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4375 = v11 + v4365;
+      const unsigned int v4376 = v4375 * v1;
+      const unsigned int v4377 = v4376 + v26;
+      const unsigned int v4378 = v4377 << 8u;
+      const unsigned int v4379 = v4378 + v4372;
+      out[v4379] = v4373;
+    }
+    const unsigned int v4381 = v46 + v7849;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4382 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4383 = v583.x[13];
+    const float v4384 = v4383 * v4382;
+    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4385) {
+      const unsigned int v4388 = 128u + v7848;
+      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4391 = v11 + v4381;
+      const unsigned int v4392 = v4391 * v1;
+      const unsigned int v4393 = v4392 + v26;
+      const unsigned int v4394 = v4393 << 8u;
+      const unsigned int v4395 = v4394 + v4388;
+      out[v4395] = v4389;
+    }
+    const unsigned int v4397 = v46 + v7854;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4398 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4399 = v583.x[14];
+    const float v4400 = v4399 * v4398;
+    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4401) {
+      const unsigned int v4404 = 128u + v7853;
+      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4407 = v11 + v4397;
+      const unsigned int v4408 = v4407 * v1;
+      const unsigned int v4409 = v4408 + v26;
+      const unsigned int v4410 = v4409 << 8u;
+      const unsigned int v4411 = v4410 + v4404;
+      out[v4411] = v4405;
+    }
+    const unsigned int v4413 = v46 + v7859;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4414 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4415 = v583.x[15];
+    const float v4416 = v4415 * v4414;
+    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4417) {
+      const unsigned int v4420 = 128u + v7858;
+      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4423 = v11 + v4413;
+      const unsigned int v4424 = v4423 * v1;
+      const unsigned int v4425 = v4424 + v26;
+      const unsigned int v4426 = v4425 << 8u;
+      const unsigned int v4427 = v4426 + v4420;
+      out[v4427] = v4421;
+    }
+    const unsigned int v4429 = v46 + v7864;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4430 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4431 = v583.x[16];
+    const float v4432 = v4431 * v4430;
+    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4433) {
+      const unsigned int v4436 = 128u + v7863;
+      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4439 = v11 + v4429;
+      const unsigned int v4440 = v4439 * v1;
+      const unsigned int v4441 = v4440 + v26;
+      const unsigned int v4442 = v4441 << 8u;
+      const unsigned int v4443 = v4442 + v4436;
+      out[v4443] = v4437;
+    }
+    const unsigned int v4445 = v46 + v7869;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4446 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4447 = v583.x[17];
+    const float v4448 = v4447 * v4446;
+    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4449) {
+      const unsigned int v4452 = 128u + v7868;
+      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4455 = v11 + v4445;
+      const unsigned int v4456 = v4455 * v1;
+      const unsigned int v4457 = v4456 + v26;
+      const unsigned int v4458 = v4457 << 8u;
+      const unsigned int v4459 = v4458 + v4452;
+      out[v4459] = v4453;
+    }
+    const unsigned int v4461 = v46 + v7874;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4462 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4463 = v583.x[18];
+    const float v4464 = v4463 * v4462;
+    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4465) {
+      const unsigned int v4468 = 128u + v7873;
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4471 = v11 + v4461;
+      const unsigned int v4472 = v4471 * v1;
+      const unsigned int v4473 = v4472 + v26;
+      const unsigned int v4474 = v4473 << 8u;
+      const unsigned int v4475 = v4474 + v4468;
+      out[v4475] = v4469;
+    }
+    const unsigned int v4477 = v46 + v7879;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4478 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4479 = v583.x[19];
+    const float v4480 = v4479 * v4478;
+    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4481) {
+      const unsigned int v4484 = 128u + v7878;
+      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4487 = v11 + v4477;
+      const unsigned int v4488 = v4487 * v1;
+      const unsigned int v4489 = v4488 + v26;
+      const unsigned int v4490 = v4489 << 8u;
+      const unsigned int v4491 = v4490 + v4484;
+      out[v4491] = v4485;
+    }
+    const unsigned int v4493 = v46 + v7884;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4494 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4495 = v583.x[20];
+    const float v4496 = v4495 * v4494;
+    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4497) {
+      const unsigned int v4500 = 128u + v7883;
+      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4503 = v11 + v4493;
+      const unsigned int v4504 = v4503 * v1;
+      const unsigned int v4505 = v4504 + v26;
+      const unsigned int v4506 = v4505 << 8u;
+      const unsigned int v4507 = v4506 + v4500;
+      out[v4507] = v4501;
+    }
+    const unsigned int v4509 = v46 + v7889;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4510 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4511 = v583.x[21];
+    const float v4512 = v4511 * v4510;
+    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4513) {
+      const unsigned int v4516 = 128u + v7888;
+      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4519 = v11 + v4509;
+      const unsigned int v4520 = v4519 * v1;
+      const unsigned int v4521 = v4520 + v26;
+      const unsigned int v4522 = v4521 << 8u;
+      const unsigned int v4523 = v4522 + v4516;
+      out[v4523] = v4517;
+    }
+    const unsigned int v4525 = v46 + v7894;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4526 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4527 = v583.x[22];
+    const float v4528 = v4527 * v4526;
+    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4529) {
+      const unsigned int v4532 = 128u + v7893;
+      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4535 = v11 + v4525;
+      const unsigned int v4536 = v4535 * v1;
+      const unsigned int v4537 = v4536 + v26;
+      const unsigned int v4538 = v4537 << 8u;
+      const unsigned int v4539 = v4538 + v4532;
+      out[v4539] = v4533;
+    }
+    const unsigned int v4541 = v46 + v7899;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4542 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4543 = v583.x[23];
+    const float v4544 = v4543 * v4542;
+    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4545) {
+      const unsigned int v4548 = 128u + v7898;
+      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4551 = v11 + v4541;
+      const unsigned int v4552 = v4551 * v1;
+      const unsigned int v4553 = v4552 + v26;
+      const unsigned int v4554 = v4553 << 8u;
+      const unsigned int v4555 = v4554 + v4548;
+      out[v4555] = v4549;
+    }
+    const unsigned int v4557 = v46 + v7904;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4558 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4559 = v583.x[24];
+    const float v4560 = v4559 * v4558;
+    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4561) {
+      const unsigned int v4564 = 128u + v7903;
+      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4567 = v11 + v4557;
+      const unsigned int v4568 = v4567 * v1;
+      const unsigned int v4569 = v4568 + v26;
+      const unsigned int v4570 = v4569 << 8u;
+      const unsigned int v4571 = v4570 + v4564;
+      out[v4571] = v4565;
+    }
+    const unsigned int v4573 = v46 + v7909;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4574 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4575 = v583.x[25];
+    const float v4576 = v4575 * v4574;
+    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4577) {
+      const unsigned int v4580 = 128u + v7908;
+      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4583 = v11 + v4573;
+      const unsigned int v4584 = v4583 * v1;
+      const unsigned int v4585 = v4584 + v26;
+      const unsigned int v4586 = v4585 << 8u;
+      const unsigned int v4587 = v4586 + v4580;
+      out[v4587] = v4581;
+    }
+    const unsigned int v4589 = v46 + v7914;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4590 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4591 = v583.x[26];
+    const float v4592 = v4591 * v4590;
+    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4593) {
+      const unsigned int v4596 = 128u + v7913;
+      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4599 = v11 + v4589;
+      const unsigned int v4600 = v4599 * v1;
+      const unsigned int v4601 = v4600 + v26;
+      const unsigned int v4602 = v4601 << 8u;
+      const unsigned int v4603 = v4602 + v4596;
+      out[v4603] = v4597;
+    }
+    const unsigned int v4605 = v46 + v7919;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4606 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4607 = v583.x[27];
+    const float v4608 = v4607 * v4606;
+    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4609) {
+      const unsigned int v4612 = 128u + v7918;
+      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4615 = v11 + v4605;
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v26;
+      const unsigned int v4618 = v4617 << 8u;
+      const unsigned int v4619 = v4618 + v4612;
+      out[v4619] = v4613;
+    }
+    const unsigned int v4621 = v46 + v7924;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4622 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4623 = v583.x[28];
+    const float v4624 = v4623 * v4622;
+    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4625) {
+      const unsigned int v4628 = 128u + v7923;
+      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4631 = v11 + v4621;
+      const unsigned int v4632 = v4631 * v1;
+      const unsigned int v4633 = v4632 + v26;
+      const unsigned int v4634 = v4633 << 8u;
+      const unsigned int v4635 = v4634 + v4628;
+      out[v4635] = v4629;
+    }
+    const unsigned int v4637 = v46 + v7929;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4638 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4639 = v583.x[29];
+    const float v4640 = v4639 * v4638;
+    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4641) {
+      const unsigned int v4644 = 128u + v7928;
+      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4647 = v11 + v4637;
+      const unsigned int v4648 = v4647 * v1;
+      const unsigned int v4649 = v4648 + v26;
+      const unsigned int v4650 = v4649 << 8u;
+      const unsigned int v4651 = v4650 + v4644;
+      out[v4651] = v4645;
+    }
+    const unsigned int v4653 = v46 + v7934;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4654 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4655 = v583.x[30];
+    const float v4656 = v4655 * v4654;
+    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4657) {
+      const unsigned int v4660 = 128u + v7933;
+      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4663 = v11 + v4653;
+      const unsigned int v4664 = v4663 * v1;
+      const unsigned int v4665 = v4664 + v26;
+      const unsigned int v4666 = v4665 << 8u;
+      const unsigned int v4667 = v4666 + v4660;
+      out[v4667] = v4661;
+    }
+    const unsigned int v4669 = v46 + v7939;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4670 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4671 = v583.x[31];
+    const float v4672 = v4671 * v4670;
+    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4673) {
+      const unsigned int v4676 = 128u + v7938;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4679 = v11 + v4669;
+      const unsigned int v4680 = v4679 * v1;
+      const unsigned int v4681 = v4680 + v26;
+      const unsigned int v4682 = v4681 << 8u;
+      const unsigned int v4683 = v4682 + v4676;
+      out[v4683] = v4677;
+    }
+    const unsigned int v4685 = v46 + v7944;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4686 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4687 = v585.x[0];
+    const float v4688 = v4687 * v4686;
+    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4689) {
+      const unsigned int v4692 = 192u + v7943;
+      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4695 = v11 + v4685;
+      const unsigned int v4696 = v4695 * v1;
+      const unsigned int v4697 = v4696 + v26;
+      const unsigned int v4698 = v4697 << 8u;
+      const unsigned int v4699 = v4698 + v4692;
+      out[v4699] = v4693;
+    }
+    const unsigned int v4701 = v46 + v7949;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4702 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4703 = v585.x[1];
+    const float v4704 = v4703 * v4702;
+    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4705) {
+      const unsigned int v4708 = 192u + v7948;
+      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4711 = v11 + v4701;
+      const unsigned int v4712 = v4711 * v1;
+      const unsigned int v4713 = v4712 + v26;
+      const unsigned int v4714 = v4713 << 8u;
+      const unsigned int v4715 = v4714 + v4708;
+      out[v4715] = v4709;
+    }
+    const unsigned int v4717 = v46 + v7954;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4718 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4719 = v585.x[2];
+    const float v4720 = v4719 * v4718;
+    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4721) {
+      const unsigned int v4724 = 192u + v7953;
+      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4727 = v11 + v4717;
+      const unsigned int v4728 = v4727 * v1;
+      const unsigned int v4729 = v4728 + v26;
+      const unsigned int v4730 = v4729 << 8u;
+      const unsigned int v4731 = v4730 + v4724;
+      out[v4731] = v4725;
+    }
+    const unsigned int v4733 = v46 + v7959;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4734 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4735 = v585.x[3];
+    const float v4736 = v4735 * v4734;
+    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4737) {
+      const unsigned int v4740 = 192u + v7958;
+      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4743 = v11 + v4733;
+      const unsigned int v4744 = v4743 * v1;
+      const unsigned int v4745 = v4744 + v26;
+      const unsigned int v4746 = v4745 << 8u;
+      const unsigned int v4747 = v4746 + v4740;
+      out[v4747] = v4741;
+    }
+    const unsigned int v4749 = v46 + v7964;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4750 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4751 = v585.x[4];
+    const float v4752 = v4751 * v4750;
+    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4753) {
+      const unsigned int v4756 = 192u + v7963;
+      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4759 = v11 + v4749;
+      const unsigned int v4760 = v4759 * v1;
+      const unsigned int v4761 = v4760 + v26;
+      const unsigned int v4762 = v4761 << 8u;
+      const unsigned int v4763 = v4762 + v4756;
+      out[v4763] = v4757;
+    }
+    const unsigned int v4765 = v46 + v7969;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4766 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4767 = v585.x[5];
+    const float v4768 = v4767 * v4766;
+    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4769) {
+      const unsigned int v4772 = 192u + v7968;
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4775 = v11 + v4765;
+      const unsigned int v4776 = v4775 * v1;
+      const unsigned int v4777 = v4776 + v26;
+      const unsigned int v4778 = v4777 << 8u;
+      const unsigned int v4779 = v4778 + v4772;
+      out[v4779] = v4773;
+    }
+    const unsigned int v4781 = v46 + v7974;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4782 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4783 = v585.x[6];
+    const float v4784 = v4783 * v4782;
+    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4785) {
+      const unsigned int v4788 = 192u + v7973;
+      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4791 = v11 + v4781;
+      const unsigned int v4792 = v4791 * v1;
+      const unsigned int v4793 = v4792 + v26;
+      const unsigned int v4794 = v4793 << 8u;
+      const unsigned int v4795 = v4794 + v4788;
+      out[v4795] = v4789;
+    }
+    const unsigned int v4797 = v46 + v7979;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4798 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4799 = v585.x[7];
+    const float v4800 = v4799 * v4798;
+    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4801) {
+      const unsigned int v4804 = 192u + v7978;
+      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4807 = v11 + v4797;
+      const unsigned int v4808 = v4807 * v1;
+      const unsigned int v4809 = v4808 + v26;
+      const unsigned int v4810 = v4809 << 8u;
+      const unsigned int v4811 = v4810 + v4804;
+      out[v4811] = v4805;
+    }
+    const unsigned int v4813 = v46 + v7984;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4814 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4815 = v585.x[8];
+    const float v4816 = v4815 * v4814;
+    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4817) {
+      const unsigned int v4820 = 192u + v7983;
+      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4823 = v11 + v4813;
+      const unsigned int v4824 = v4823 * v1;
+      const unsigned int v4825 = v4824 + v26;
+      const unsigned int v4826 = v4825 << 8u;
+      const unsigned int v4827 = v4826 + v4820;
+      out[v4827] = v4821;
+    }
+    const unsigned int v4829 = v46 + v7989;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4830 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4831 = v585.x[9];
+    const float v4832 = v4831 * v4830;
+    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4833) {
+      const unsigned int v4836 = 192u + v7988;
+      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4839 = v11 + v4829;
+      const unsigned int v4840 = v4839 * v1;
+      const unsigned int v4841 = v4840 + v26;
+      const unsigned int v4842 = v4841 << 8u;
+      const unsigned int v4843 = v4842 + v4836;
+      out[v4843] = v4837;
+    }
+    const unsigned int v4845 = v46 + v7994;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4846 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4847 = v585.x[10];
+    const float v4848 = v4847 * v4846;
+    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4849) {
+      const unsigned int v4852 = 192u + v7993;
+      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4855 = v11 + v4845;
+      const unsigned int v4856 = v4855 * v1;
+      const unsigned int v4857 = v4856 + v26;
+      const unsigned int v4858 = v4857 << 8u;
+      const unsigned int v4859 = v4858 + v4852;
+      out[v4859] = v4853;
+    }
+    const unsigned int v4861 = v46 + v7999;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4862 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4863 = v585.x[11];
+    const float v4864 = v4863 * v4862;
+    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4865) {
+      const unsigned int v4868 = 192u + v7998;
+      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4871 = v11 + v4861;
+      const unsigned int v4872 = v4871 * v1;
+      const unsigned int v4873 = v4872 + v26;
+      const unsigned int v4874 = v4873 << 8u;
+      const unsigned int v4875 = v4874 + v4868;
+      out[v4875] = v4869;
+    }
+    const unsigned int v4877 = v46 + v8004;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4878 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4879 = v585.x[12];
+    const float v4880 = v4879 * v4878;
+    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4881) {
+      const unsigned int v4884 = 192u + v8003;
+      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4887 = v11 + v4877;
+      const unsigned int v4888 = v4887 * v1;
+      const unsigned int v4889 = v4888 + v26;
+      const unsigned int v4890 = v4889 << 8u;
+      const unsigned int v4891 = v4890 + v4884;
+      out[v4891] = v4885;
+    }
+    const unsigned int v4893 = v46 + v8009;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4894 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4895 = v585.x[13];
+    const float v4896 = v4895 * v4894;
+    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4897) {
+      const unsigned int v4900 = 192u + v8008;
+      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4903 = v11 + v4893;
+      const unsigned int v4904 = v4903 * v1;
+      const unsigned int v4905 = v4904 + v26;
+      const unsigned int v4906 = v4905 << 8u;
+      const unsigned int v4907 = v4906 + v4900;
+      out[v4907] = v4901;
+    }
+    const unsigned int v4909 = v46 + v8014;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4910 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4911 = v585.x[14];
+    const float v4912 = v4911 * v4910;
+    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4913) {
+      const unsigned int v4916 = 192u + v8013;
+      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4919 = v11 + v4909;
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v26;
+      const unsigned int v4922 = v4921 << 8u;
+      const unsigned int v4923 = v4922 + v4916;
+      out[v4923] = v4917;
+    }
+    const unsigned int v4925 = v46 + v8019;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4926 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4927 = v585.x[15];
+    const float v4928 = v4927 * v4926;
+    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4929) {
+      const unsigned int v4932 = 192u + v8018;
+      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4935 = v11 + v4925;
+      const unsigned int v4936 = v4935 * v1;
+      const unsigned int v4937 = v4936 + v26;
+      const unsigned int v4938 = v4937 << 8u;
+      const unsigned int v4939 = v4938 + v4932;
+      out[v4939] = v4933;
+    }
+    const unsigned int v4941 = v46 + v8024;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4942 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4943 = v585.x[16];
+    const float v4944 = v4943 * v4942;
+    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4945) {
+      const unsigned int v4948 = 192u + v8023;
+      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4951 = v11 + v4941;
+      const unsigned int v4952 = v4951 * v1;
+      const unsigned int v4953 = v4952 + v26;
+      const unsigned int v4954 = v4953 << 8u;
+      const unsigned int v4955 = v4954 + v4948;
+      out[v4955] = v4949;
+    }
+    const unsigned int v4957 = v46 + v8029;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4958 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4959 = v585.x[17];
+    const float v4960 = v4959 * v4958;
+    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4961) {
+      const unsigned int v4964 = 192u + v8028;
+      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4967 = v11 + v4957;
+      const unsigned int v4968 = v4967 * v1;
+      const unsigned int v4969 = v4968 + v26;
+      const unsigned int v4970 = v4969 << 8u;
+      const unsigned int v4971 = v4970 + v4964;
+      out[v4971] = v4965;
+    }
+    const unsigned int v4973 = v46 + v8034;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4974 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4975 = v585.x[18];
+    const float v4976 = v4975 * v4974;
+    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4977) {
+      const unsigned int v4980 = 192u + v8033;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4983 = v11 + v4973;
+      const unsigned int v4984 = v4983 * v1;
+      const unsigned int v4985 = v4984 + v26;
+      const unsigned int v4986 = v4985 << 8u;
+      const unsigned int v4987 = v4986 + v4980;
+      out[v4987] = v4981;
+    }
+    const unsigned int v4989 = v46 + v8039;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4990 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4991 = v585.x[19];
+    const float v4992 = v4991 * v4990;
+    const bool v4993 = v4989 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4993) {
+      const unsigned int v4996 = 192u + v8038;
+      const iron_bf16 v4997 = iron_f32_to_bf16(v4992);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4999 = v11 + v4989;
+      const unsigned int v5000 = v4999 * v1;
+      const unsigned int v5001 = v5000 + v26;
+      const unsigned int v5002 = v5001 << 8u;
+      const unsigned int v5003 = v5002 + v4996;
+      out[v5003] = v4997;
+    }
+    const unsigned int v5005 = v46 + v8044;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5006 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5007 = v585.x[20];
+    const float v5008 = v5007 * v5006;
+    const bool v5009 = v5005 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5009) {
+      const unsigned int v5012 = 192u + v8043;
+      const iron_bf16 v5013 = iron_f32_to_bf16(v5008);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5015 = v11 + v5005;
+      const unsigned int v5016 = v5015 * v1;
+      const unsigned int v5017 = v5016 + v26;
+      const unsigned int v5018 = v5017 << 8u;
+      const unsigned int v5019 = v5018 + v5012;
+      out[v5019] = v5013;
+    }
+    const unsigned int v5021 = v46 + v8049;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5022 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5023 = v585.x[21];
+    const float v5024 = v5023 * v5022;
+    const bool v5025 = v5021 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5025) {
+      const unsigned int v5028 = 192u + v8048;
+      const iron_bf16 v5029 = iron_f32_to_bf16(v5024);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5031 = v11 + v5021;
+      const unsigned int v5032 = v5031 * v1;
+      const unsigned int v5033 = v5032 + v26;
+      const unsigned int v5034 = v5033 << 8u;
+      const unsigned int v5035 = v5034 + v5028;
+      out[v5035] = v5029;
+    }
+    const unsigned int v5037 = v46 + v8054;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5038 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5039 = v585.x[22];
+    const float v5040 = v5039 * v5038;
+    const bool v5041 = v5037 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5041) {
+      const unsigned int v5044 = 192u + v8053;
+      const iron_bf16 v5045 = iron_f32_to_bf16(v5040);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5047 = v11 + v5037;
+      const unsigned int v5048 = v5047 * v1;
+      const unsigned int v5049 = v5048 + v26;
+      const unsigned int v5050 = v5049 << 8u;
+      const unsigned int v5051 = v5050 + v5044;
+      out[v5051] = v5045;
+    }
+    const unsigned int v5053 = v46 + v8059;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5054 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5055 = v585.x[23];
+    const float v5056 = v5055 * v5054;
+    const bool v5057 = v5053 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5057) {
+      const unsigned int v5060 = 192u + v8058;
+      const iron_bf16 v5061 = iron_f32_to_bf16(v5056);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5063 = v11 + v5053;
+      const unsigned int v5064 = v5063 * v1;
+      const unsigned int v5065 = v5064 + v26;
+      const unsigned int v5066 = v5065 << 8u;
+      const unsigned int v5067 = v5066 + v5060;
+      out[v5067] = v5061;
+    }
+    const unsigned int v5069 = v46 + v8064;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5070 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5071 = v585.x[24];
+    const float v5072 = v5071 * v5070;
+    const bool v5073 = v5069 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5073) {
+      const unsigned int v5076 = 192u + v8063;
+      const iron_bf16 v5077 = iron_f32_to_bf16(v5072);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5079 = v11 + v5069;
+      const unsigned int v5080 = v5079 * v1;
+      const unsigned int v5081 = v5080 + v26;
+      const unsigned int v5082 = v5081 << 8u;
+      const unsigned int v5083 = v5082 + v5076;
+      out[v5083] = v5077;
+    }
+    const unsigned int v5085 = v46 + v8069;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5086 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5087 = v585.x[25];
+    const float v5088 = v5087 * v5086;
+    const bool v5089 = v5085 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5089) {
+      const unsigned int v5092 = 192u + v8068;
+      const iron_bf16 v5093 = iron_f32_to_bf16(v5088);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5095 = v11 + v5085;
+      const unsigned int v5096 = v5095 * v1;
+      const unsigned int v5097 = v5096 + v26;
+      const unsigned int v5098 = v5097 << 8u;
+      const unsigned int v5099 = v5098 + v5092;
+      out[v5099] = v5093;
+    }
+    const unsigned int v5101 = v46 + v8074;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5102 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5103 = v585.x[26];
+    const float v5104 = v5103 * v5102;
+    const bool v5105 = v5101 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5105) {
+      const unsigned int v5108 = 192u + v8073;
+      const iron_bf16 v5109 = iron_f32_to_bf16(v5104);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5111 = v11 + v5101;
+      const unsigned int v5112 = v5111 * v1;
+      const unsigned int v5113 = v5112 + v26;
+      const unsigned int v5114 = v5113 << 8u;
+      const unsigned int v5115 = v5114 + v5108;
+      out[v5115] = v5109;
+    }
+    const unsigned int v5117 = v46 + v8079;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5118 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5119 = v585.x[27];
+    const float v5120 = v5119 * v5118;
+    const bool v5121 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5121) {
+      const unsigned int v5124 = 192u + v8078;
+      const iron_bf16 v5125 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5127 = v11 + v5117;
+      const unsigned int v5128 = v5127 * v1;
+      const unsigned int v5129 = v5128 + v26;
+      const unsigned int v5130 = v5129 << 8u;
+      const unsigned int v5131 = v5130 + v5124;
+      out[v5131] = v5125;
+    }
+    const unsigned int v5133 = v46 + v8084;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5134 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5135 = v585.x[28];
+    const float v5136 = v5135 * v5134;
+    const bool v5137 = v5133 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5137) {
+      const unsigned int v5140 = 192u + v8083;
+      const iron_bf16 v5141 = iron_f32_to_bf16(v5136);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5143 = v11 + v5133;
+      const unsigned int v5144 = v5143 * v1;
+      const unsigned int v5145 = v5144 + v26;
+      const unsigned int v5146 = v5145 << 8u;
+      const unsigned int v5147 = v5146 + v5140;
+      out[v5147] = v5141;
+    }
+    const unsigned int v5149 = v46 + v8089;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5150 = v3095.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5151 = v585.x[29];
+    const float v5152 = v5151 * v5150;
+    const bool v5153 = v5149 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5153) {
+      const unsigned int v5156 = 192u + v8088;
+      const iron_bf16 v5157 = iron_f32_to_bf16(v5152);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5159 = v11 + v5149;
+      const unsigned int v5160 = v5159 * v1;
+      const unsigned int v5161 = v5160 + v26;
+      const unsigned int v5162 = v5161 << 8u;
+      const unsigned int v5163 = v5162 + v5156;
+      out[v5163] = v5157;
+    }
+    const unsigned int v5165 = v46 + v8094;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5166 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5167 = v585.x[30];
+    const float v5168 = v5167 * v5166;
+    const bool v5169 = v5165 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5169) {
+      const unsigned int v5172 = 192u + v8093;
+      const iron_bf16 v5173 = iron_f32_to_bf16(v5168);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5175 = v11 + v5165;
+      const unsigned int v5176 = v5175 * v1;
+      const unsigned int v5177 = v5176 + v26;
+      const unsigned int v5178 = v5177 << 8u;
+      const unsigned int v5179 = v5178 + v5172;
+      out[v5179] = v5173;
+    }
+    const unsigned int v5181 = v46 + v8099;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5182 = v3095.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5183 = v585.x[31];
+    const float v5184 = v5183 * v5182;
+    const bool v5185 = v5181 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5185) {
+      const unsigned int v5188 = 192u + v8098;
+      const iron_bf16 v5189 = iron_f32_to_bf16(v5184);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5191 = v11 + v5181;
+      const unsigned int v5192 = v5191 * v1;
+      const unsigned int v5193 = v5192 + v26;
+      const unsigned int v5194 = v5193 << 8u;
+      const unsigned int v5195 = v5194 + v5188;
+      out[v5195] = v5189;
+    }
+    const unsigned int v5197 = v46 + v3043;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5201 = log2f(v3099);  // kernels/sdpa/flash_tile.hpp:271
+    const float v5202 = v5201 + v3045;
+    const float v5203 = v5202 * 0.6931472f;
+    const bool v5206 = v3042 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5207 = v5197 < v18;
+    const bool v5208 = v5206 && v5207;
+    if (v5208) {
+      const unsigned int v5209 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v5210 = v5209 + v11;
+      const unsigned int v5211 = v5210 + v5197;
+      lse[v5211] = v5203;
+    }
+    const unsigned int v5213 = v46 + v3056;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5217 = log2f(v3112);  // kernels/sdpa/flash_tile.hpp:271
+    const float v5218 = v5217 + v3058;
+    const float v5219 = v5218 * 0.6931472f;
+    const bool v5222 = v3055 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5223 = v5213 < v18;
+    const bool v5224 = v5222 && v5223;
+    if (v5224) {
+      const unsigned int v5225 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v5226 = v5225 + v11;
+      const unsigned int v5227 = v5226 + v5213;
+      lse[v5227] = v5219;
+    }
+    const unsigned int v5229 = v46 + v3069;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5233 = log2f(v3125);  // kernels/sdpa/flash_tile.hpp:271
+    const float v5234 = v5233 + v3071;
+    const float v5235 = v5234 * 0.6931472f;
+    const bool v5238 = v3068 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5239 = v5229 < v18;
+    const bool v5240 = v5238 && v5239;
+    if (v5240) {
+      const unsigned int v5241 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v5242 = v5241 + v11;
+      const unsigned int v5243 = v5242 + v5229;
+      lse[v5243] = v5235;
+    }
+    const unsigned int v5245 = v46 + v3082;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5249 = log2f(v3138);  // kernels/sdpa/flash_tile.hpp:271
+    const float v5250 = v5249 + v3084;
+    const float v5251 = v5250 * 0.6931472f;
+    const bool v5254 = v3081 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5255 = v5245 < v18;
+    const bool v5256 = v5254 && v5255;
+    if (v5256) {
+      const unsigned int v5257 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v5258 = v5257 + v11;
+      const unsigned int v5259 = v5258 + v5245;
+      lse[v5259] = v5251;
     }
   }
 }

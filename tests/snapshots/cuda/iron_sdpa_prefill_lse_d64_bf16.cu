@@ -481,1999 +481,1811 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
     const bool v198 = v195 && v197;
     const unsigned int v199 = v198 ? v193 : v47;
     const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v203, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v205;
     iron_frag_fill(v205, 0.0f);
     iron_frag<float, 2, 16, 64> v207;  // /usr/include/c++/12/array:99
     iron_frag_fill(v207, 0.0f);
-    const bool v4675 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v4675) {
-      const unsigned int v4679 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4680 = v4679 < v37;
-      const unsigned int v4681 = v4680 ? v4679 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4682 = v31 + v4681;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4683 = v4682 * v2;
-      const unsigned int v4684 = v4683 + v28;
-      const unsigned int v4685 = v4684 << 6u;
-      const unsigned int v4686 = v4685 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4687 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4689 = v4687 + v71;
-      const unsigned int v4690 = v4689 + v69;
-      iron_copy_async<16>(shm1 + (v4690 ^ (((v4690 >> 6u) & 7u) << 3u)), k + v4686, v4680);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4691 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4692 = v4691 < v37;
-      const unsigned int v4693 = v4692 ? v4691 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4694 = v31 + v4693;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4695 = v4694 * v2;
-      const unsigned int v4696 = v4695 + v28;
-      const unsigned int v4697 = v4696 << 6u;
-      const unsigned int v4698 = v4697 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4699 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4701 = v4699 + v102;
-      const unsigned int v4702 = v4701 + v100;
-      iron_copy_async<16>(shm1 + (v4702 ^ (((v4702 >> 6u) & 7u) << 3u)), k + v4698, v4692);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v4690 ^ (((v4690 >> 6u) & 7u) << 3u)), v + v4686, v4680);
-      iron_copy_async<16>(shm2 + (v4702 ^ (((v4702 >> 6u) & 7u) << 3u)), v + v4698, v4692);
+    const bool v4263 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v4263) {
+      const unsigned int v4267 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4268 = v4267 < v37;
+      const unsigned int v4269 = v4268 ? v4267 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4270 = v31 + v4269;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4271 = v4270 * v2;
+      const unsigned int v4272 = v4271 + v28;
+      const unsigned int v4273 = v4272 << 6u;
+      const unsigned int v4274 = v4273 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4275 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4277 = v4275 + v71;
+      const unsigned int v4278 = v4277 + v69;
+      iron_copy_async<16>(shm1 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), k + v4274, v4268);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v4279 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4280 = v4279 < v37;
+      const unsigned int v4281 = v4280 ? v4279 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4282 = v31 + v4281;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4283 = v4282 * v2;
+      const unsigned int v4284 = v4283 + v28;
+      const unsigned int v4285 = v4284 << 6u;
+      const unsigned int v4286 = v4285 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4287 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4289 = v4287 + v102;
+      const unsigned int v4290 = v4289 + v100;
+      iron_copy_async<16>(shm1 + (v4290 ^ (((v4290 >> 6u) & 7u) << 3u)), k + v4286, v4280);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), v + v4274, v4268);
+      iron_copy_async<16>(shm2 + (v4290 ^ (((v4290 >> 6u) & 7u) << 3u)), v + v4286, v4280);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v2892 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v2893 = v2892 << 6u;
-    const unsigned int v4421 = v41 & 3u;
-    const unsigned int v4423 = v4421 << 4u;
-    const unsigned int v4425 = v4423 << 6u;
-    const unsigned int v4427 = v2893 + v4425;
-    const unsigned int v4438 = v4427 + 16u;
-    const unsigned int v4447 = v4427 + 32u;
-    const unsigned int v4456 = v4427 + 48u;
-    const bool v2911 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v4236 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v4237 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4241 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4242 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4246 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4247 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4251 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4252 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4256 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4257 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4261 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4262 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4266 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4267 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4271 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4272 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4276 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4277 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4281 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4282 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4286 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4287 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4291 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4292 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4296 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4297 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4301 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4302 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4306 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4307 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4311 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4312 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4316 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4317 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4321 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4322 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4326 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4327 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4331 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4332 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4336 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4337 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4341 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4342 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4346 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4347 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4351 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4352 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4356 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4357 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4361 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4362 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4366 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4367 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4371 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4372 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4376 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4377 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4381 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4382 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4386 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4387 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4391 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4392 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4404 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v2686 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v2687 = v2686 << 6u;
+    const unsigned int v4009 = v41 & 3u;
+    const unsigned int v4011 = v4009 << 4u;
+    const unsigned int v4013 = v4011 << 6u;
+    const unsigned int v4015 = v2687 + v4013;
+    const unsigned int v4026 = v4015 + 16u;
+    const unsigned int v4035 = v4015 + 32u;
+    const unsigned int v4044 = v4015 + 48u;
+    const bool v2705 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v3824 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v3825 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
+    const unsigned int v3829 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3830 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
+    const unsigned int v3834 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3835 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
+    const unsigned int v3839 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3840 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
+    const unsigned int v3844 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
+    const unsigned int v3845 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
+    const unsigned int v3849 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
+    const unsigned int v3850 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
+    const unsigned int v3854 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
+    const unsigned int v3855 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
+    const unsigned int v3859 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
+    const unsigned int v3860 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
+    const unsigned int v3864 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
+    const unsigned int v3865 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
+    const unsigned int v3869 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
+    const unsigned int v3870 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
+    const unsigned int v3874 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
+    const unsigned int v3875 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
+    const unsigned int v3879 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
+    const unsigned int v3880 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
+    const unsigned int v3884 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
+    const unsigned int v3885 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
+    const unsigned int v3889 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
+    const unsigned int v3890 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
+    const unsigned int v3894 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
+    const unsigned int v3895 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
+    const unsigned int v3899 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
+    const unsigned int v3900 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
+    const unsigned int v3904 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
+    const unsigned int v3905 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
+    const unsigned int v3909 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
+    const unsigned int v3910 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
+    const unsigned int v3914 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
+    const unsigned int v3915 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
+    const unsigned int v3919 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
+    const unsigned int v3920 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
+    const unsigned int v3924 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
+    const unsigned int v3925 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
+    const unsigned int v3929 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
+    const unsigned int v3930 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
+    const unsigned int v3934 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
+    const unsigned int v3935 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
+    const unsigned int v3939 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
+    const unsigned int v3940 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
+    const unsigned int v3944 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
+    const unsigned int v3945 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
+    const unsigned int v3949 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
+    const unsigned int v3950 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
+    const unsigned int v3954 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
+    const unsigned int v3955 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
+    const unsigned int v3959 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
+    const unsigned int v3960 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
+    const unsigned int v3964 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
+    const unsigned int v3965 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
+    const unsigned int v3969 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
+    const unsigned int v3970 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
+    const unsigned int v3974 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
+    const unsigned int v3975 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
+    const unsigned int v3979 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
+    const unsigned int v3980 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
+    const unsigned int v3992 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2742 = v199; v2742 < v183; v2742 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v2743 = v2742 - v199;
-      const unsigned int v2744 = v2743 >> 6u;
-      const unsigned int v2746 = v2744 & 1u;
+    for (unsigned int v2536 = v199; v2536 < v183; v2536 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v2537 = v2536 - v199;
+      const unsigned int v2538 = v2537 >> 6u;
+      const unsigned int v2540 = v2538 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2749 = v2742 + 64u;
-      const unsigned int v2751 = v2744 + 1u;
-      const unsigned int v2752 = v2751 & 1u;
-      const bool v2753 = v2749 < v183;
-      if (v2753) {
-        const unsigned int v2755 = v2752 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v2765 = v2749 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2766 = v2765 < v37;
-        const unsigned int v2769 = v2766 ? v2765 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2771 = v31 + v2769;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2772 = v2771 * v2;
-        const unsigned int v2773 = v2772 + v28;
-        const unsigned int v2774 = v2773 << 6u;
-        const unsigned int v2775 = v2774 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2783 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2784 = v2755 + v2783;
-        const unsigned int v2785 = v2784 + v71;
-        const unsigned int v2786 = v2785 + v69;
-        iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 6u) & 7u) << 3u)), k + v2775, v2766);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2796 = v2749 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2797 = v2796 < v37;
-        const unsigned int v2800 = v2797 ? v2796 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2802 = v31 + v2800;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2803 = v2802 * v2;
-        const unsigned int v2804 = v2803 + v28;
-        const unsigned int v2805 = v2804 << 6u;
-        const unsigned int v2806 = v2805 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2814 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2815 = v2755 + v2814;
-        const unsigned int v2816 = v2815 + v102;
-        const unsigned int v2817 = v2816 + v100;
-        iron_copy_async<16>(shm1 + (v2817 ^ (((v2817 >> 6u) & 7u) << 3u)), k + v2806, v2797);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v2786 ^ (((v2786 >> 6u) & 7u) << 3u)), v + v2775, v2766);
-        iron_copy_async<16>(shm2 + (v2817 ^ (((v2817 >> 6u) & 7u) << 3u)), v + v2806, v2797);
+      const unsigned int v2543 = v2536 + 64u;
+      const unsigned int v2545 = v2538 + 1u;
+      const unsigned int v2546 = v2545 & 1u;
+      const bool v2547 = v2543 < v183;
+      if (v2547) {
+        const unsigned int v2549 = v2546 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v2559 = v2543 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2560 = v2559 < v37;
+        const unsigned int v2563 = v2560 ? v2559 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2565 = v31 + v2563;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2566 = v2565 * v2;
+        const unsigned int v2567 = v2566 + v28;
+        const unsigned int v2568 = v2567 << 6u;
+        const unsigned int v2569 = v2568 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2577 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2578 = v2549 + v2577;
+        const unsigned int v2579 = v2578 + v71;
+        const unsigned int v2580 = v2579 + v69;
+        iron_copy_async<16>(shm1 + (v2580 ^ (((v2580 >> 6u) & 7u) << 3u)), k + v2569, v2560);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v2590 = v2543 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2591 = v2590 < v37;
+        const unsigned int v2594 = v2591 ? v2590 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2596 = v31 + v2594;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2597 = v2596 * v2;
+        const unsigned int v2598 = v2597 + v28;
+        const unsigned int v2599 = v2598 << 6u;
+        const unsigned int v2600 = v2599 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2608 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2609 = v2549 + v2608;
+        const unsigned int v2610 = v2609 + v102;
+        const unsigned int v2611 = v2610 + v100;
+        iron_copy_async<16>(shm1 + (v2611 ^ (((v2611 >> 6u) & 7u) << 3u)), k + v2600, v2591);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v2580 ^ (((v2580 >> 6u) & 7u) << 3u)), v + v2569, v2560);
+        iron_copy_async<16>(shm2 + (v2611 ^ (((v2611 >> 6u) & 7u) << 3u)), v + v2600, v2591);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v2883;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v2883, 0.0f);
-      const unsigned int v2887 = v2746 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v4434;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v4434, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4434, shm0, v4427, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4436;
-      iron_frag_fill(v4436, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4436, shm1, v2887, 64u);
-      iron_frag_mma_sync(v2883, v4434, v4436);
-      const unsigned int v4441 = v2887 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4443;
-      iron_frag_fill(v4443, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4443, shm0, v4438, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4445;
-      iron_frag_fill(v4445, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4445, shm1, v4441, 64u);
-      iron_frag_mma_sync(v2883, v4443, v4445);
-      const unsigned int v4450 = v2887 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4452;
-      iron_frag_fill(v4452, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4452, shm0, v4447, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4454;
-      iron_frag_fill(v4454, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4454, shm1, v4450, 64u);
-      iron_frag_mma_sync(v2883, v4452, v4454);
-      const unsigned int v4459 = v2887 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4461;
-      iron_frag_fill(v4461, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4461, shm0, v4456, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4463;
-      iron_frag_fill(v4463, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4463, shm1, v4459, 64u);
-      iron_frag_mma_sync(v2883, v4461, v4463);
-      const bool v2898 = v2749 <= v37;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v2906 = v2749 + v18;
-      const bool v2907 = v2906 <= v186;
-      const bool v2908 = v182 || v2907;
-      const bool v2909 = v2898 && v2908;
-      const unsigned int v2912 = v2742 + v7;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v2913 = v2912 + v18;
-      const bool v2915 = v175 <= v2913;
-      const bool v2916 = v2911 || v2915;
-      const bool v2917 = v2909 && v2916;  // kernels/sdpa/flash_tile.hpp:146
-      if (v2917) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v2920 = v2883.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v2921 = v2920 * v201;
-        v2883.x[0] = v2921;
-        const float v2924 = v2883.x[1];
-        const float v2925 = v2924 * v201;
-        v2883.x[1] = v2925;
-        const float v2928 = v2883.x[2];
-        const float v2929 = v2928 * v201;
-        v2883.x[2] = v2929;
-        const float v2932 = v2883.x[3];
-        const float v2933 = v2932 * v201;
-        v2883.x[3] = v2933;
-        const float v2936 = v2883.x[4];
-        const float v2937 = v2936 * v201;
-        v2883.x[4] = v2937;
-        const float v2940 = v2883.x[5];
-        const float v2941 = v2940 * v201;
-        v2883.x[5] = v2941;
-        const float v2944 = v2883.x[6];
-        const float v2945 = v2944 * v201;
-        v2883.x[6] = v2945;
-        const float v2948 = v2883.x[7];
-        const float v2949 = v2948 * v201;
-        v2883.x[7] = v2949;
-        const float v2952 = v2883.x[8];
-        const float v2953 = v2952 * v201;
-        v2883.x[8] = v2953;
-        const float v2956 = v2883.x[9];
-        const float v2957 = v2956 * v201;
-        v2883.x[9] = v2957;
-        const float v2960 = v2883.x[10];
-        const float v2961 = v2960 * v201;
-        v2883.x[10] = v2961;
-        const float v2964 = v2883.x[11];
-        const float v2965 = v2964 * v201;
-        v2883.x[11] = v2965;
-        const float v2968 = v2883.x[12];
-        const float v2969 = v2968 * v201;
-        v2883.x[12] = v2969;
-        const float v2972 = v2883.x[13];
-        const float v2973 = v2972 * v201;
-        v2883.x[13] = v2973;
-        const float v2976 = v2883.x[14];
-        const float v2977 = v2976 * v201;
-        v2883.x[14] = v2977;
-        const float v2980 = v2883.x[15];
-        const float v2981 = v2980 * v201;
-        v2883.x[15] = v2981;
-        const float v2984 = v2883.x[16];
-        const float v2985 = v2984 * v201;
-        v2883.x[16] = v2985;
-        const float v2988 = v2883.x[17];
-        const float v2989 = v2988 * v201;
-        v2883.x[17] = v2989;
-        const float v2992 = v2883.x[18];
-        const float v2993 = v2992 * v201;
-        v2883.x[18] = v2993;
-        const float v2996 = v2883.x[19];
-        const float v2997 = v2996 * v201;
-        v2883.x[19] = v2997;
-        const float v3000 = v2883.x[20];
-        const float v3001 = v3000 * v201;
-        v2883.x[20] = v3001;
-        const float v3004 = v2883.x[21];
-        const float v3005 = v3004 * v201;
-        v2883.x[21] = v3005;
-        const float v3008 = v2883.x[22];
-        const float v3009 = v3008 * v201;
-        v2883.x[22] = v3009;
-        const float v3012 = v2883.x[23];
-        const float v3013 = v3012 * v201;
-        v2883.x[23] = v3013;
-        const float v3016 = v2883.x[24];
-        const float v3017 = v3016 * v201;
-        v2883.x[24] = v3017;
-        const float v3020 = v2883.x[25];
-        const float v3021 = v3020 * v201;
-        v2883.x[25] = v3021;
-        const float v3024 = v2883.x[26];
-        const float v3025 = v3024 * v201;
-        v2883.x[26] = v3025;
-        const float v3028 = v2883.x[27];
-        const float v3029 = v3028 * v201;
-        v2883.x[27] = v3029;
-        const float v3032 = v2883.x[28];
-        const float v3033 = v3032 * v201;
-        v2883.x[28] = v3033;
-        const float v3036 = v2883.x[29];
-        const float v3037 = v3036 * v201;
-        v2883.x[29] = v3037;
-        const float v3040 = v2883.x[30];
-        const float v3041 = v3040 * v201;
-        v2883.x[30] = v3041;
-        const float v3044 = v2883.x[31];
-        const float v3045 = v3044 * v201;
-        v2883.x[31] = v3045;
+      iron_frag<float, 2, 16, 64> v2677;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v2677, 0.0f);
+      const unsigned int v2681 = v2540 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4022;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4022, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4022, shm0, v4015, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4024;
+      iron_frag_fill(v4024, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4024, shm1, v2681, 64u);
+      iron_frag_mma_sync(v2677, v4022, v4024);
+      const unsigned int v4029 = v2681 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4031;
+      iron_frag_fill(v4031, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4031, shm0, v4026, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4033;
+      iron_frag_fill(v4033, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4033, shm1, v4029, 64u);
+      iron_frag_mma_sync(v2677, v4031, v4033);
+      const unsigned int v4038 = v2681 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4040;
+      iron_frag_fill(v4040, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4040, shm0, v4035, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4042;
+      iron_frag_fill(v4042, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4042, shm1, v4038, 64u);
+      iron_frag_mma_sync(v2677, v4040, v4042);
+      const unsigned int v4047 = v2681 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4049;
+      iron_frag_fill(v4049, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4049, shm0, v4044, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4051;
+      iron_frag_fill(v4051, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4051, shm1, v4047, 64u);
+      iron_frag_mma_sync(v2677, v4049, v4051);
+      const bool v2692 = v2543 <= v37;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v2700 = v2543 + v18;
+      const bool v2701 = v2700 <= v186;
+      const bool v2702 = v182 || v2701;
+      const bool v2703 = v2692 && v2702;
+      const unsigned int v2706 = v2536 + v7;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v2707 = v2706 + v18;
+      const bool v2709 = v175 <= v2707;
+      const bool v2710 = v2705 || v2709;
+      const bool v2711 = v2703 && v2710;  // kernels/sdpa/flash_tile.hpp:159
+      if (v2711) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v2714 = v2677.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v2715 = v2714 * v201;
+        v2677.x[0] = v2715;
+        const float v2718 = v2677.x[1];
+        const float v2719 = v2718 * v201;
+        v2677.x[1] = v2719;
+        const float v2722 = v2677.x[2];
+        const float v2723 = v2722 * v201;
+        v2677.x[2] = v2723;
+        const float v2726 = v2677.x[3];
+        const float v2727 = v2726 * v201;
+        v2677.x[3] = v2727;
+        const float v2730 = v2677.x[4];
+        const float v2731 = v2730 * v201;
+        v2677.x[4] = v2731;
+        const float v2734 = v2677.x[5];
+        const float v2735 = v2734 * v201;
+        v2677.x[5] = v2735;
+        const float v2738 = v2677.x[6];
+        const float v2739 = v2738 * v201;
+        v2677.x[6] = v2739;
+        const float v2742 = v2677.x[7];
+        const float v2743 = v2742 * v201;
+        v2677.x[7] = v2743;
+        const float v2746 = v2677.x[8];
+        const float v2747 = v2746 * v201;
+        v2677.x[8] = v2747;
+        const float v2750 = v2677.x[9];
+        const float v2751 = v2750 * v201;
+        v2677.x[9] = v2751;
+        const float v2754 = v2677.x[10];
+        const float v2755 = v2754 * v201;
+        v2677.x[10] = v2755;
+        const float v2758 = v2677.x[11];
+        const float v2759 = v2758 * v201;
+        v2677.x[11] = v2759;
+        const float v2762 = v2677.x[12];
+        const float v2763 = v2762 * v201;
+        v2677.x[12] = v2763;
+        const float v2766 = v2677.x[13];
+        const float v2767 = v2766 * v201;
+        v2677.x[13] = v2767;
+        const float v2770 = v2677.x[14];
+        const float v2771 = v2770 * v201;
+        v2677.x[14] = v2771;
+        const float v2774 = v2677.x[15];
+        const float v2775 = v2774 * v201;
+        v2677.x[15] = v2775;
+        const float v2778 = v2677.x[16];
+        const float v2779 = v2778 * v201;
+        v2677.x[16] = v2779;
+        const float v2782 = v2677.x[17];
+        const float v2783 = v2782 * v201;
+        v2677.x[17] = v2783;
+        const float v2786 = v2677.x[18];
+        const float v2787 = v2786 * v201;
+        v2677.x[18] = v2787;
+        const float v2790 = v2677.x[19];
+        const float v2791 = v2790 * v201;
+        v2677.x[19] = v2791;
+        const float v2794 = v2677.x[20];
+        const float v2795 = v2794 * v201;
+        v2677.x[20] = v2795;
+        const float v2798 = v2677.x[21];
+        const float v2799 = v2798 * v201;
+        v2677.x[21] = v2799;
+        const float v2802 = v2677.x[22];
+        const float v2803 = v2802 * v201;
+        v2677.x[22] = v2803;
+        const float v2806 = v2677.x[23];
+        const float v2807 = v2806 * v201;
+        v2677.x[23] = v2807;
+        const float v2810 = v2677.x[24];
+        const float v2811 = v2810 * v201;
+        v2677.x[24] = v2811;
+        const float v2814 = v2677.x[25];
+        const float v2815 = v2814 * v201;
+        v2677.x[25] = v2815;
+        const float v2818 = v2677.x[26];
+        const float v2819 = v2818 * v201;
+        v2677.x[26] = v2819;
+        const float v2822 = v2677.x[27];
+        const float v2823 = v2822 * v201;
+        v2677.x[27] = v2823;
+        const float v2826 = v2677.x[28];
+        const float v2827 = v2826 * v201;
+        v2677.x[28] = v2827;
+        const float v2830 = v2677.x[29];
+        const float v2831 = v2830 * v201;
+        v2677.x[29] = v2831;
+        const float v2834 = v2677.x[30];
+        const float v2835 = v2834 * v201;
+        v2677.x[30] = v2835;
+        const float v2838 = v2677.x[31];
+        const float v2839 = v2838 * v201;
+        v2677.x[31] = v2839;
       } else {
-        const unsigned int v3046 = static_cast<unsigned int>(v2883.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3047 = static_cast<unsigned int>(v2883.row(0, iron_linear_thread() & 31u));
-        const float v3048 = v2883.x[0];
-        const unsigned int v3049 = v46 + v3047;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3050 = v2742 + v3046;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3051 = v3050 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3054 = v3049 + v37;
-        const unsigned int v3055 = v3050 + v18;
-        const bool v3056 = v3055 <= v3054;
-        const bool v3057 = v182 || v3056;
-        const bool v3058 = v3051 && v3057;
-        const unsigned int v3061 = v3050 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3062 = v3061 + v18;
-        const bool v3064 = v3054 < v3062;
-        const bool v3065 = v2911 || v3064;
-        const bool v3066 = v3058 && v3065;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3068 = v3048 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3069 = v3066 ? v3068 : __uint_as_float(0xff800000u);
-        v2883.x[0] = v3069;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3070 = static_cast<unsigned int>(v2883.col(1, iron_linear_thread() & 31u));
-        const unsigned int v3071 = static_cast<unsigned int>(v2883.row(1, iron_linear_thread() & 31u));
-        const float v3072 = v2883.x[1];
-        const unsigned int v3073 = v46 + v3071;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3074 = v2742 + v3070;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3075 = v3074 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3078 = v3073 + v37;
-        const unsigned int v3079 = v3074 + v18;
-        const bool v3080 = v3079 <= v3078;
-        const bool v3081 = v182 || v3080;
-        const bool v3082 = v3075 && v3081;
-        const unsigned int v3085 = v3074 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3086 = v3085 + v18;
-        const bool v3088 = v3078 < v3086;
-        const bool v3089 = v2911 || v3088;
-        const bool v3090 = v3082 && v3089;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3092 = v3072 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3093 = v3090 ? v3092 : __uint_as_float(0xff800000u);
-        v2883.x[1] = v3093;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3094 = static_cast<unsigned int>(v2883.col(2, iron_linear_thread() & 31u));
-        const unsigned int v3095 = static_cast<unsigned int>(v2883.row(2, iron_linear_thread() & 31u));
-        const float v3096 = v2883.x[2];
-        const unsigned int v3097 = v46 + v3095;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3098 = v2742 + v3094;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3099 = v3098 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3102 = v3097 + v37;
-        const unsigned int v3103 = v3098 + v18;
-        const bool v3104 = v3103 <= v3102;
-        const bool v3105 = v182 || v3104;
-        const bool v3106 = v3099 && v3105;
-        const unsigned int v3109 = v3098 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3110 = v3109 + v18;
-        const bool v3112 = v3102 < v3110;
-        const bool v3113 = v2911 || v3112;
-        const bool v3114 = v3106 && v3113;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3116 = v3096 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v2841;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v2841, 0.0f);
+        iron_frag<float, 2, 16, 8> v2843;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v2843, 0.0f);
+        const unsigned int v2845 = static_cast<unsigned int>(v2841.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2847 = v46 + v2845;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2849 = v2847 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2850 = v2849 + 1u;
+        const unsigned int v2852 = v2850 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2861 = v2852 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2865 = v2850 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2866 = v195 && v2865;
+        const unsigned int v2867 = v2866 ? v2861 : v47;
+        const unsigned int v2870 = v2867 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2871 = min(v2870, 64u);
+        const bool v2872 = v2867 > v2536;
+        const unsigned int v2873 = v2872 ? v2871 : v47;
+        const float v2874 = __uint_as_float(v2873);
+        v2841.x[0] = v2874;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2876 = static_cast<unsigned int>(v2841.row(1, iron_linear_thread() & 31u));
+        const unsigned int v2878 = v46 + v2876;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2880 = v2878 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2881 = v2880 + 1u;
+        const unsigned int v2883 = v2881 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2892 = v2883 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2896 = v2881 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2897 = v195 && v2896;
+        const unsigned int v2898 = v2897 ? v2892 : v47;
+        const unsigned int v2901 = v2898 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2902 = min(v2901, 64u);
+        const bool v2903 = v2898 > v2536;
+        const unsigned int v2904 = v2903 ? v2902 : v47;
+        const float v2905 = __uint_as_float(v2904);
+        v2841.x[1] = v2905;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2907 = static_cast<unsigned int>(v2841.row(2, iron_linear_thread() & 31u));
+        const unsigned int v2909 = v46 + v2907;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2911 = v2909 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2912 = v2911 + 1u;
+        const unsigned int v2914 = v2912 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2923 = v2914 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2927 = v2912 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2928 = v195 && v2927;
+        const unsigned int v2929 = v2928 ? v2923 : v47;
+        const unsigned int v2932 = v2929 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2933 = min(v2932, 64u);
+        const bool v2934 = v2929 > v2536;
+        const unsigned int v2935 = v2934 ? v2933 : v47;
+        const float v2936 = __uint_as_float(v2935);
+        v2841.x[2] = v2936;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2938 = static_cast<unsigned int>(v2841.row(3, iron_linear_thread() & 31u));
+        const unsigned int v2940 = v46 + v2938;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v2942 = v2940 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2943 = v2942 + 1u;
+        const unsigned int v2945 = v2943 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2954 = v2945 - v7;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v2958 = v2943 > v196;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v2959 = v195 && v2958;
+        const unsigned int v2960 = v2959 ? v2954 : v47;
+        const unsigned int v2963 = v2960 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2964 = min(v2963, 64u);
+        const bool v2965 = v2960 > v2536;
+        const unsigned int v2966 = v2965 ? v2964 : v47;
+        const float v2967 = __uint_as_float(v2966);
+        v2841.x[3] = v2967;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v2969 = static_cast<unsigned int>(v2843.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v2971 = v46 + v2969;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v2973 = v2971 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v2974 = v2973 + 1u;
+        const unsigned int v2976 = v2974 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v2977 = min(v37, v2976);
+        const bool v2978 = v2974 > v18;
+        const unsigned int v2979 = v2978 ? v2977 : v47;
+        const unsigned int v2982 = v182 ? v37 : v2979;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v2994 = v2982 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v2995 = min(v2994, 64u);
+        const bool v2996 = v2982 > v2536;
+        const unsigned int v2997 = v2996 ? v2995 : v47;
+        const float v2998 = __uint_as_float(v2997);
+        v2843.x[0] = v2998;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3000 = static_cast<unsigned int>(v2843.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3002 = v46 + v3000;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3004 = v3002 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3005 = v3004 + 1u;
+        const unsigned int v3007 = v3005 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3008 = min(v37, v3007);
+        const bool v3009 = v3005 > v18;
+        const unsigned int v3010 = v3009 ? v3008 : v47;
+        const unsigned int v3013 = v182 ? v37 : v3010;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3025 = v3013 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3026 = min(v3025, 64u);
+        const bool v3027 = v3013 > v2536;
+        const unsigned int v3028 = v3027 ? v3026 : v47;
+        const float v3029 = __uint_as_float(v3028);
+        v2843.x[1] = v3029;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3031 = static_cast<unsigned int>(v2843.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3033 = v46 + v3031;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3035 = v3033 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3036 = v3035 + 1u;
+        const unsigned int v3038 = v3036 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3039 = min(v37, v3038);
+        const bool v3040 = v3036 > v18;
+        const unsigned int v3041 = v3040 ? v3039 : v47;
+        const unsigned int v3044 = v182 ? v37 : v3041;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3056 = v3044 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3057 = min(v3056, 64u);
+        const bool v3058 = v3044 > v2536;
+        const unsigned int v3059 = v3058 ? v3057 : v47;
+        const float v3060 = __uint_as_float(v3059);
+        v2843.x[2] = v3060;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3062 = static_cast<unsigned int>(v2843.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3064 = v46 + v3062;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3066 = v3064 + v37;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3067 = v3066 + 1u;
+        const unsigned int v3069 = v3067 - v18;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3070 = min(v37, v3069);
+        const bool v3071 = v3067 > v18;
+        const unsigned int v3072 = v3071 ? v3070 : v47;
+        const unsigned int v3075 = v182 ? v37 : v3072;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3087 = v3075 - v2536;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3088 = min(v3087, 64u);
+        const bool v3089 = v3075 > v2536;
+        const unsigned int v3090 = v3089 ? v3088 : v47;
+        const float v3091 = __uint_as_float(v3090);
+        v2843.x[3] = v3091;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3092 = static_cast<unsigned int>(v2677.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v3094 = v2677.x[0];
+        const float v3095 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3096 = __float_as_uint(v3095);
+        const bool v3097 = v3092 >= v3096;
+        const float v3098 = v2843.x[0];
+        const unsigned int v3099 = __float_as_uint(v3098);
+        const bool v3100 = v3092 < v3099;
+        const bool v3101 = v3097 && v3100;
+        const float v3103 = v3094 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3104 = v3101 ? v3103 : __uint_as_float(0xff800000u);
+        v2677.x[0] = v3104;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3105 = static_cast<unsigned int>(v2677.col(1, iron_linear_thread() & 31u));
+        const float v3107 = v2677.x[1];
+        const float v3108 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3109 = __float_as_uint(v3108);
+        const bool v3110 = v3105 >= v3109;
+        const float v3111 = v2843.x[0];
+        const unsigned int v3112 = __float_as_uint(v3111);
+        const bool v3113 = v3105 < v3112;
+        const bool v3114 = v3110 && v3113;
+        const float v3116 = v3107 * v201;  // kernels/sdpa/flash_tile.hpp:181
         const float v3117 = v3114 ? v3116 : __uint_as_float(0xff800000u);
-        v2883.x[2] = v3117;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3118 = static_cast<unsigned int>(v2883.col(3, iron_linear_thread() & 31u));
-        const unsigned int v3119 = static_cast<unsigned int>(v2883.row(3, iron_linear_thread() & 31u));
-        const float v3120 = v2883.x[3];
-        const unsigned int v3121 = v46 + v3119;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3122 = v2742 + v3118;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3123 = v3122 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3126 = v3121 + v37;
-        const unsigned int v3127 = v3122 + v18;
-        const bool v3128 = v3127 <= v3126;
-        const bool v3129 = v182 || v3128;
-        const bool v3130 = v3123 && v3129;
-        const unsigned int v3133 = v3122 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3134 = v3133 + v18;
-        const bool v3136 = v3126 < v3134;
-        const bool v3137 = v2911 || v3136;
-        const bool v3138 = v3130 && v3137;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3140 = v3120 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3141 = v3138 ? v3140 : __uint_as_float(0xff800000u);
-        v2883.x[3] = v3141;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3142 = static_cast<unsigned int>(v2883.col(4, iron_linear_thread() & 31u));
-        const unsigned int v3143 = static_cast<unsigned int>(v2883.row(4, iron_linear_thread() & 31u));
-        const float v3144 = v2883.x[4];
-        const unsigned int v3145 = v46 + v3143;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3146 = v2742 + v3142;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3147 = v3146 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3150 = v3145 + v37;
-        const unsigned int v3151 = v3146 + v18;
-        const bool v3152 = v3151 <= v3150;
-        const bool v3153 = v182 || v3152;
-        const bool v3154 = v3147 && v3153;
-        const unsigned int v3157 = v3146 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3158 = v3157 + v18;
-        const bool v3160 = v3150 < v3158;
-        const bool v3161 = v2911 || v3160;
-        const bool v3162 = v3154 && v3161;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3164 = v3144 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3165 = v3162 ? v3164 : __uint_as_float(0xff800000u);
-        v2883.x[4] = v3165;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3166 = static_cast<unsigned int>(v2883.col(5, iron_linear_thread() & 31u));
-        const unsigned int v3167 = static_cast<unsigned int>(v2883.row(5, iron_linear_thread() & 31u));
-        const float v3168 = v2883.x[5];
-        const unsigned int v3169 = v46 + v3167;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3170 = v2742 + v3166;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3171 = v3170 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3174 = v3169 + v37;
-        const unsigned int v3175 = v3170 + v18;
-        const bool v3176 = v3175 <= v3174;
-        const bool v3177 = v182 || v3176;
-        const bool v3178 = v3171 && v3177;
-        const unsigned int v3181 = v3170 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3182 = v3181 + v18;
-        const bool v3184 = v3174 < v3182;
-        const bool v3185 = v2911 || v3184;
-        const bool v3186 = v3178 && v3185;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3188 = v3168 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3189 = v3186 ? v3188 : __uint_as_float(0xff800000u);
-        v2883.x[5] = v3189;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3190 = static_cast<unsigned int>(v2883.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3191 = static_cast<unsigned int>(v2883.row(6, iron_linear_thread() & 31u));
-        const float v3192 = v2883.x[6];
-        const unsigned int v3193 = v46 + v3191;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3194 = v2742 + v3190;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3195 = v3194 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3198 = v3193 + v37;
-        const unsigned int v3199 = v3194 + v18;
-        const bool v3200 = v3199 <= v3198;
-        const bool v3201 = v182 || v3200;
-        const bool v3202 = v3195 && v3201;
-        const unsigned int v3205 = v3194 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3206 = v3205 + v18;
-        const bool v3208 = v3198 < v3206;
-        const bool v3209 = v2911 || v3208;
-        const bool v3210 = v3202 && v3209;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3212 = v3192 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3213 = v3210 ? v3212 : __uint_as_float(0xff800000u);
-        v2883.x[6] = v3213;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3214 = static_cast<unsigned int>(v2883.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3215 = static_cast<unsigned int>(v2883.row(7, iron_linear_thread() & 31u));
-        const float v3216 = v2883.x[7];
-        const unsigned int v3217 = v46 + v3215;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3218 = v2742 + v3214;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3219 = v3218 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3222 = v3217 + v37;
-        const unsigned int v3223 = v3218 + v18;
-        const bool v3224 = v3223 <= v3222;
-        const bool v3225 = v182 || v3224;
-        const bool v3226 = v3219 && v3225;
-        const unsigned int v3229 = v3218 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3230 = v3229 + v18;
-        const bool v3232 = v3222 < v3230;
-        const bool v3233 = v2911 || v3232;
-        const bool v3234 = v3226 && v3233;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3236 = v3216 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3237 = v3234 ? v3236 : __uint_as_float(0xff800000u);
-        v2883.x[7] = v3237;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3238 = static_cast<unsigned int>(v2883.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3239 = static_cast<unsigned int>(v2883.row(8, iron_linear_thread() & 31u));
-        const float v3240 = v2883.x[8];
-        const unsigned int v3241 = v46 + v3239;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3242 = v2742 + v3238;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3243 = v3242 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3246 = v3241 + v37;
-        const unsigned int v3247 = v3242 + v18;
-        const bool v3248 = v3247 <= v3246;
-        const bool v3249 = v182 || v3248;
-        const bool v3250 = v3243 && v3249;
-        const unsigned int v3253 = v3242 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3254 = v3253 + v18;
-        const bool v3256 = v3246 < v3254;
-        const bool v3257 = v2911 || v3256;
-        const bool v3258 = v3250 && v3257;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3260 = v3240 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3261 = v3258 ? v3260 : __uint_as_float(0xff800000u);
-        v2883.x[8] = v3261;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3262 = static_cast<unsigned int>(v2883.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3263 = static_cast<unsigned int>(v2883.row(9, iron_linear_thread() & 31u));
-        const float v3264 = v2883.x[9];
-        const unsigned int v3265 = v46 + v3263;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3266 = v2742 + v3262;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3267 = v3266 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3270 = v3265 + v37;
-        const unsigned int v3271 = v3266 + v18;
-        const bool v3272 = v3271 <= v3270;
-        const bool v3273 = v182 || v3272;
-        const bool v3274 = v3267 && v3273;
-        const unsigned int v3277 = v3266 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3278 = v3277 + v18;
-        const bool v3280 = v3270 < v3278;
-        const bool v3281 = v2911 || v3280;
-        const bool v3282 = v3274 && v3281;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3284 = v3264 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3285 = v3282 ? v3284 : __uint_as_float(0xff800000u);
-        v2883.x[9] = v3285;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3286 = static_cast<unsigned int>(v2883.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3287 = static_cast<unsigned int>(v2883.row(10, iron_linear_thread() & 31u));
-        const float v3288 = v2883.x[10];
-        const unsigned int v3289 = v46 + v3287;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3290 = v2742 + v3286;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3291 = v3290 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3294 = v3289 + v37;
-        const unsigned int v3295 = v3290 + v18;
-        const bool v3296 = v3295 <= v3294;
-        const bool v3297 = v182 || v3296;
-        const bool v3298 = v3291 && v3297;
-        const unsigned int v3301 = v3290 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3302 = v3301 + v18;
-        const bool v3304 = v3294 < v3302;
-        const bool v3305 = v2911 || v3304;
-        const bool v3306 = v3298 && v3305;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3308 = v3288 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3309 = v3306 ? v3308 : __uint_as_float(0xff800000u);
-        v2883.x[10] = v3309;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3310 = static_cast<unsigned int>(v2883.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3311 = static_cast<unsigned int>(v2883.row(11, iron_linear_thread() & 31u));
-        const float v3312 = v2883.x[11];
-        const unsigned int v3313 = v46 + v3311;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3314 = v2742 + v3310;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3315 = v3314 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3318 = v3313 + v37;
-        const unsigned int v3319 = v3314 + v18;
-        const bool v3320 = v3319 <= v3318;
-        const bool v3321 = v182 || v3320;
-        const bool v3322 = v3315 && v3321;
-        const unsigned int v3325 = v3314 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3326 = v3325 + v18;
-        const bool v3328 = v3318 < v3326;
-        const bool v3329 = v2911 || v3328;
-        const bool v3330 = v3322 && v3329;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3332 = v3312 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3333 = v3330 ? v3332 : __uint_as_float(0xff800000u);
-        v2883.x[11] = v3333;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3334 = static_cast<unsigned int>(v2883.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3335 = static_cast<unsigned int>(v2883.row(12, iron_linear_thread() & 31u));
-        const float v3336 = v2883.x[12];
-        const unsigned int v3337 = v46 + v3335;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3338 = v2742 + v3334;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3339 = v3338 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3342 = v3337 + v37;
-        const unsigned int v3343 = v3338 + v18;
-        const bool v3344 = v3343 <= v3342;
-        const bool v3345 = v182 || v3344;
-        const bool v3346 = v3339 && v3345;
-        const unsigned int v3349 = v3338 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3350 = v3349 + v18;
-        const bool v3352 = v3342 < v3350;
-        const bool v3353 = v2911 || v3352;
-        const bool v3354 = v3346 && v3353;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3356 = v3336 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3357 = v3354 ? v3356 : __uint_as_float(0xff800000u);
-        v2883.x[12] = v3357;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3358 = static_cast<unsigned int>(v2883.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3359 = static_cast<unsigned int>(v2883.row(13, iron_linear_thread() & 31u));
-        const float v3360 = v2883.x[13];
-        const unsigned int v3361 = v46 + v3359;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3362 = v2742 + v3358;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3363 = v3362 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3366 = v3361 + v37;
-        const unsigned int v3367 = v3362 + v18;
-        const bool v3368 = v3367 <= v3366;
-        const bool v3369 = v182 || v3368;
-        const bool v3370 = v3363 && v3369;
-        const unsigned int v3373 = v3362 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3374 = v3373 + v18;
-        const bool v3376 = v3366 < v3374;
-        const bool v3377 = v2911 || v3376;
-        const bool v3378 = v3370 && v3377;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3380 = v3360 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3381 = v3378 ? v3380 : __uint_as_float(0xff800000u);
-        v2883.x[13] = v3381;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3382 = static_cast<unsigned int>(v2883.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3383 = static_cast<unsigned int>(v2883.row(14, iron_linear_thread() & 31u));
-        const float v3384 = v2883.x[14];
-        const unsigned int v3385 = v46 + v3383;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3386 = v2742 + v3382;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3387 = v3386 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3390 = v3385 + v37;
-        const unsigned int v3391 = v3386 + v18;
-        const bool v3392 = v3391 <= v3390;
-        const bool v3393 = v182 || v3392;
-        const bool v3394 = v3387 && v3393;
-        const unsigned int v3397 = v3386 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3398 = v3397 + v18;
-        const bool v3400 = v3390 < v3398;
-        const bool v3401 = v2911 || v3400;
-        const bool v3402 = v3394 && v3401;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3404 = v3384 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3405 = v3402 ? v3404 : __uint_as_float(0xff800000u);
-        v2883.x[14] = v3405;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3406 = static_cast<unsigned int>(v2883.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3407 = static_cast<unsigned int>(v2883.row(15, iron_linear_thread() & 31u));
-        const float v3408 = v2883.x[15];
-        const unsigned int v3409 = v46 + v3407;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3410 = v2742 + v3406;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3411 = v3410 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3414 = v3409 + v37;
-        const unsigned int v3415 = v3410 + v18;
-        const bool v3416 = v3415 <= v3414;
-        const bool v3417 = v182 || v3416;
-        const bool v3418 = v3411 && v3417;
-        const unsigned int v3421 = v3410 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3422 = v3421 + v18;
-        const bool v3424 = v3414 < v3422;
-        const bool v3425 = v2911 || v3424;
-        const bool v3426 = v3418 && v3425;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3428 = v3408 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        v2677.x[1] = v3117;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3118 = static_cast<unsigned int>(v2677.col(2, iron_linear_thread() & 31u));
+        const float v3120 = v2677.x[2];
+        const float v3121 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3122 = __float_as_uint(v3121);
+        const bool v3123 = v3118 >= v3122;
+        const float v3124 = v2843.x[2];
+        const unsigned int v3125 = __float_as_uint(v3124);
+        const bool v3126 = v3118 < v3125;
+        const bool v3127 = v3123 && v3126;
+        const float v3129 = v3120 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3130 = v3127 ? v3129 : __uint_as_float(0xff800000u);
+        v2677.x[2] = v3130;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3131 = static_cast<unsigned int>(v2677.col(3, iron_linear_thread() & 31u));
+        const float v3133 = v2677.x[3];
+        const float v3134 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3135 = __float_as_uint(v3134);
+        const bool v3136 = v3131 >= v3135;
+        const float v3137 = v2843.x[2];
+        const unsigned int v3138 = __float_as_uint(v3137);
+        const bool v3139 = v3131 < v3138;
+        const bool v3140 = v3136 && v3139;
+        const float v3142 = v3133 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3143 = v3140 ? v3142 : __uint_as_float(0xff800000u);
+        v2677.x[3] = v3143;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3144 = static_cast<unsigned int>(v2677.col(4, iron_linear_thread() & 31u));
+        const float v3146 = v2677.x[4];
+        const float v3147 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3148 = __float_as_uint(v3147);
+        const bool v3149 = v3144 >= v3148;
+        const float v3150 = v2843.x[0];
+        const unsigned int v3151 = __float_as_uint(v3150);
+        const bool v3152 = v3144 < v3151;
+        const bool v3153 = v3149 && v3152;
+        const float v3155 = v3146 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3156 = v3153 ? v3155 : __uint_as_float(0xff800000u);
+        v2677.x[4] = v3156;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3157 = static_cast<unsigned int>(v2677.col(5, iron_linear_thread() & 31u));
+        const float v3159 = v2677.x[5];
+        const float v3160 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3161 = __float_as_uint(v3160);
+        const bool v3162 = v3157 >= v3161;
+        const float v3163 = v2843.x[0];
+        const unsigned int v3164 = __float_as_uint(v3163);
+        const bool v3165 = v3157 < v3164;
+        const bool v3166 = v3162 && v3165;
+        const float v3168 = v3159 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3169 = v3166 ? v3168 : __uint_as_float(0xff800000u);
+        v2677.x[5] = v3169;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3170 = static_cast<unsigned int>(v2677.col(6, iron_linear_thread() & 31u));
+        const float v3172 = v2677.x[6];
+        const float v3173 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3174 = __float_as_uint(v3173);
+        const bool v3175 = v3170 >= v3174;
+        const float v3176 = v2843.x[2];
+        const unsigned int v3177 = __float_as_uint(v3176);
+        const bool v3178 = v3170 < v3177;
+        const bool v3179 = v3175 && v3178;
+        const float v3181 = v3172 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3182 = v3179 ? v3181 : __uint_as_float(0xff800000u);
+        v2677.x[6] = v3182;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3183 = static_cast<unsigned int>(v2677.col(7, iron_linear_thread() & 31u));
+        const float v3185 = v2677.x[7];
+        const float v3186 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3187 = __float_as_uint(v3186);
+        const bool v3188 = v3183 >= v3187;
+        const float v3189 = v2843.x[2];
+        const unsigned int v3190 = __float_as_uint(v3189);
+        const bool v3191 = v3183 < v3190;
+        const bool v3192 = v3188 && v3191;
+        const float v3194 = v3185 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3195 = v3192 ? v3194 : __uint_as_float(0xff800000u);
+        v2677.x[7] = v3195;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3196 = static_cast<unsigned int>(v2677.col(8, iron_linear_thread() & 31u));
+        const float v3198 = v2677.x[8];
+        const float v3199 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3200 = __float_as_uint(v3199);
+        const bool v3201 = v3196 >= v3200;
+        const float v3202 = v2843.x[0];
+        const unsigned int v3203 = __float_as_uint(v3202);
+        const bool v3204 = v3196 < v3203;
+        const bool v3205 = v3201 && v3204;
+        const float v3207 = v3198 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3208 = v3205 ? v3207 : __uint_as_float(0xff800000u);
+        v2677.x[8] = v3208;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3209 = static_cast<unsigned int>(v2677.col(9, iron_linear_thread() & 31u));
+        const float v3211 = v2677.x[9];
+        const float v3212 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3213 = __float_as_uint(v3212);
+        const bool v3214 = v3209 >= v3213;
+        const float v3215 = v2843.x[0];
+        const unsigned int v3216 = __float_as_uint(v3215);
+        const bool v3217 = v3209 < v3216;
+        const bool v3218 = v3214 && v3217;
+        const float v3220 = v3211 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3221 = v3218 ? v3220 : __uint_as_float(0xff800000u);
+        v2677.x[9] = v3221;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3222 = static_cast<unsigned int>(v2677.col(10, iron_linear_thread() & 31u));
+        const float v3224 = v2677.x[10];
+        const float v3225 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3226 = __float_as_uint(v3225);
+        const bool v3227 = v3222 >= v3226;
+        const float v3228 = v2843.x[2];
+        const unsigned int v3229 = __float_as_uint(v3228);
+        const bool v3230 = v3222 < v3229;
+        const bool v3231 = v3227 && v3230;
+        const float v3233 = v3224 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3234 = v3231 ? v3233 : __uint_as_float(0xff800000u);
+        v2677.x[10] = v3234;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3235 = static_cast<unsigned int>(v2677.col(11, iron_linear_thread() & 31u));
+        const float v3237 = v2677.x[11];
+        const float v3238 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3239 = __float_as_uint(v3238);
+        const bool v3240 = v3235 >= v3239;
+        const float v3241 = v2843.x[2];
+        const unsigned int v3242 = __float_as_uint(v3241);
+        const bool v3243 = v3235 < v3242;
+        const bool v3244 = v3240 && v3243;
+        const float v3246 = v3237 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3247 = v3244 ? v3246 : __uint_as_float(0xff800000u);
+        v2677.x[11] = v3247;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3248 = static_cast<unsigned int>(v2677.col(12, iron_linear_thread() & 31u));
+        const float v3250 = v2677.x[12];
+        const float v3251 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3252 = __float_as_uint(v3251);
+        const bool v3253 = v3248 >= v3252;
+        const float v3254 = v2843.x[0];
+        const unsigned int v3255 = __float_as_uint(v3254);
+        const bool v3256 = v3248 < v3255;
+        const bool v3257 = v3253 && v3256;
+        const float v3259 = v3250 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3260 = v3257 ? v3259 : __uint_as_float(0xff800000u);
+        v2677.x[12] = v3260;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3261 = static_cast<unsigned int>(v2677.col(13, iron_linear_thread() & 31u));
+        const float v3263 = v2677.x[13];
+        const float v3264 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3265 = __float_as_uint(v3264);
+        const bool v3266 = v3261 >= v3265;
+        const float v3267 = v2843.x[0];
+        const unsigned int v3268 = __float_as_uint(v3267);
+        const bool v3269 = v3261 < v3268;
+        const bool v3270 = v3266 && v3269;
+        const float v3272 = v3263 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3273 = v3270 ? v3272 : __uint_as_float(0xff800000u);
+        v2677.x[13] = v3273;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3274 = static_cast<unsigned int>(v2677.col(14, iron_linear_thread() & 31u));
+        const float v3276 = v2677.x[14];
+        const float v3277 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3278 = __float_as_uint(v3277);
+        const bool v3279 = v3274 >= v3278;
+        const float v3280 = v2843.x[2];
+        const unsigned int v3281 = __float_as_uint(v3280);
+        const bool v3282 = v3274 < v3281;
+        const bool v3283 = v3279 && v3282;
+        const float v3285 = v3276 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3286 = v3283 ? v3285 : __uint_as_float(0xff800000u);
+        v2677.x[14] = v3286;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3287 = static_cast<unsigned int>(v2677.col(15, iron_linear_thread() & 31u));
+        const float v3289 = v2677.x[15];
+        const float v3290 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3291 = __float_as_uint(v3290);
+        const bool v3292 = v3287 >= v3291;
+        const float v3293 = v2843.x[2];
+        const unsigned int v3294 = __float_as_uint(v3293);
+        const bool v3295 = v3287 < v3294;
+        const bool v3296 = v3292 && v3295;
+        const float v3298 = v3289 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3299 = v3296 ? v3298 : __uint_as_float(0xff800000u);
+        v2677.x[15] = v3299;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3300 = static_cast<unsigned int>(v2677.col(16, iron_linear_thread() & 31u));
+        const float v3302 = v2677.x[16];
+        const float v3303 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3304 = __float_as_uint(v3303);
+        const bool v3305 = v3300 >= v3304;
+        const float v3306 = v2843.x[0];
+        const unsigned int v3307 = __float_as_uint(v3306);
+        const bool v3308 = v3300 < v3307;
+        const bool v3309 = v3305 && v3308;
+        const float v3311 = v3302 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3312 = v3309 ? v3311 : __uint_as_float(0xff800000u);
+        v2677.x[16] = v3312;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3313 = static_cast<unsigned int>(v2677.col(17, iron_linear_thread() & 31u));
+        const float v3315 = v2677.x[17];
+        const float v3316 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3317 = __float_as_uint(v3316);
+        const bool v3318 = v3313 >= v3317;
+        const float v3319 = v2843.x[0];
+        const unsigned int v3320 = __float_as_uint(v3319);
+        const bool v3321 = v3313 < v3320;
+        const bool v3322 = v3318 && v3321;
+        const float v3324 = v3315 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3325 = v3322 ? v3324 : __uint_as_float(0xff800000u);
+        v2677.x[17] = v3325;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3326 = static_cast<unsigned int>(v2677.col(18, iron_linear_thread() & 31u));
+        const float v3328 = v2677.x[18];
+        const float v3329 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3330 = __float_as_uint(v3329);
+        const bool v3331 = v3326 >= v3330;
+        const float v3332 = v2843.x[2];
+        const unsigned int v3333 = __float_as_uint(v3332);
+        const bool v3334 = v3326 < v3333;
+        const bool v3335 = v3331 && v3334;
+        const float v3337 = v3328 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3338 = v3335 ? v3337 : __uint_as_float(0xff800000u);
+        v2677.x[18] = v3338;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3339 = static_cast<unsigned int>(v2677.col(19, iron_linear_thread() & 31u));
+        const float v3341 = v2677.x[19];
+        const float v3342 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3343 = __float_as_uint(v3342);
+        const bool v3344 = v3339 >= v3343;
+        const float v3345 = v2843.x[2];
+        const unsigned int v3346 = __float_as_uint(v3345);
+        const bool v3347 = v3339 < v3346;
+        const bool v3348 = v3344 && v3347;
+        const float v3350 = v3341 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3351 = v3348 ? v3350 : __uint_as_float(0xff800000u);
+        v2677.x[19] = v3351;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3352 = static_cast<unsigned int>(v2677.col(20, iron_linear_thread() & 31u));
+        const float v3354 = v2677.x[20];
+        const float v3355 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3356 = __float_as_uint(v3355);
+        const bool v3357 = v3352 >= v3356;
+        const float v3358 = v2843.x[0];
+        const unsigned int v3359 = __float_as_uint(v3358);
+        const bool v3360 = v3352 < v3359;
+        const bool v3361 = v3357 && v3360;
+        const float v3363 = v3354 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3364 = v3361 ? v3363 : __uint_as_float(0xff800000u);
+        v2677.x[20] = v3364;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3365 = static_cast<unsigned int>(v2677.col(21, iron_linear_thread() & 31u));
+        const float v3367 = v2677.x[21];
+        const float v3368 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3369 = __float_as_uint(v3368);
+        const bool v3370 = v3365 >= v3369;
+        const float v3371 = v2843.x[0];
+        const unsigned int v3372 = __float_as_uint(v3371);
+        const bool v3373 = v3365 < v3372;
+        const bool v3374 = v3370 && v3373;
+        const float v3376 = v3367 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3377 = v3374 ? v3376 : __uint_as_float(0xff800000u);
+        v2677.x[21] = v3377;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3378 = static_cast<unsigned int>(v2677.col(22, iron_linear_thread() & 31u));
+        const float v3380 = v2677.x[22];
+        const float v3381 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3382 = __float_as_uint(v3381);
+        const bool v3383 = v3378 >= v3382;
+        const float v3384 = v2843.x[2];
+        const unsigned int v3385 = __float_as_uint(v3384);
+        const bool v3386 = v3378 < v3385;
+        const bool v3387 = v3383 && v3386;
+        const float v3389 = v3380 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3390 = v3387 ? v3389 : __uint_as_float(0xff800000u);
+        v2677.x[22] = v3390;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3391 = static_cast<unsigned int>(v2677.col(23, iron_linear_thread() & 31u));
+        const float v3393 = v2677.x[23];
+        const float v3394 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3395 = __float_as_uint(v3394);
+        const bool v3396 = v3391 >= v3395;
+        const float v3397 = v2843.x[2];
+        const unsigned int v3398 = __float_as_uint(v3397);
+        const bool v3399 = v3391 < v3398;
+        const bool v3400 = v3396 && v3399;
+        const float v3402 = v3393 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3403 = v3400 ? v3402 : __uint_as_float(0xff800000u);
+        v2677.x[23] = v3403;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3404 = static_cast<unsigned int>(v2677.col(24, iron_linear_thread() & 31u));
+        const float v3406 = v2677.x[24];
+        const float v3407 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3408 = __float_as_uint(v3407);
+        const bool v3409 = v3404 >= v3408;
+        const float v3410 = v2843.x[0];
+        const unsigned int v3411 = __float_as_uint(v3410);
+        const bool v3412 = v3404 < v3411;
+        const bool v3413 = v3409 && v3412;
+        const float v3415 = v3406 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3416 = v3413 ? v3415 : __uint_as_float(0xff800000u);
+        v2677.x[24] = v3416;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3417 = static_cast<unsigned int>(v2677.col(25, iron_linear_thread() & 31u));
+        const float v3419 = v2677.x[25];
+        const float v3420 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3421 = __float_as_uint(v3420);
+        const bool v3422 = v3417 >= v3421;
+        const float v3423 = v2843.x[0];
+        const unsigned int v3424 = __float_as_uint(v3423);
+        const bool v3425 = v3417 < v3424;
+        const bool v3426 = v3422 && v3425;
+        const float v3428 = v3419 * v201;  // kernels/sdpa/flash_tile.hpp:181
         const float v3429 = v3426 ? v3428 : __uint_as_float(0xff800000u);
-        v2883.x[15] = v3429;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3430 = static_cast<unsigned int>(v2883.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3431 = static_cast<unsigned int>(v2883.row(16, iron_linear_thread() & 31u));
-        const float v3432 = v2883.x[16];
-        const unsigned int v3433 = v46 + v3431;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3434 = v2742 + v3430;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3435 = v3434 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3438 = v3433 + v37;
-        const unsigned int v3439 = v3434 + v18;
-        const bool v3440 = v3439 <= v3438;
-        const bool v3441 = v182 || v3440;
-        const bool v3442 = v3435 && v3441;
-        const unsigned int v3445 = v3434 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3446 = v3445 + v18;
-        const bool v3448 = v3438 < v3446;
-        const bool v3449 = v2911 || v3448;
-        const bool v3450 = v3442 && v3449;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3452 = v3432 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3453 = v3450 ? v3452 : __uint_as_float(0xff800000u);
-        v2883.x[16] = v3453;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3454 = static_cast<unsigned int>(v2883.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3455 = static_cast<unsigned int>(v2883.row(17, iron_linear_thread() & 31u));
-        const float v3456 = v2883.x[17];
-        const unsigned int v3457 = v46 + v3455;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3458 = v2742 + v3454;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3459 = v3458 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3462 = v3457 + v37;
-        const unsigned int v3463 = v3458 + v18;
-        const bool v3464 = v3463 <= v3462;
-        const bool v3465 = v182 || v3464;
-        const bool v3466 = v3459 && v3465;
-        const unsigned int v3469 = v3458 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3470 = v3469 + v18;
-        const bool v3472 = v3462 < v3470;
-        const bool v3473 = v2911 || v3472;
-        const bool v3474 = v3466 && v3473;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3476 = v3456 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3477 = v3474 ? v3476 : __uint_as_float(0xff800000u);
-        v2883.x[17] = v3477;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3478 = static_cast<unsigned int>(v2883.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3479 = static_cast<unsigned int>(v2883.row(18, iron_linear_thread() & 31u));
-        const float v3480 = v2883.x[18];
-        const unsigned int v3481 = v46 + v3479;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3482 = v2742 + v3478;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3483 = v3482 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3486 = v3481 + v37;
-        const unsigned int v3487 = v3482 + v18;
-        const bool v3488 = v3487 <= v3486;
-        const bool v3489 = v182 || v3488;
-        const bool v3490 = v3483 && v3489;
-        const unsigned int v3493 = v3482 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3494 = v3493 + v18;
-        const bool v3496 = v3486 < v3494;
-        const bool v3497 = v2911 || v3496;
-        const bool v3498 = v3490 && v3497;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3500 = v3480 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3501 = v3498 ? v3500 : __uint_as_float(0xff800000u);
-        v2883.x[18] = v3501;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3502 = static_cast<unsigned int>(v2883.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3503 = static_cast<unsigned int>(v2883.row(19, iron_linear_thread() & 31u));
-        const float v3504 = v2883.x[19];
-        const unsigned int v3505 = v46 + v3503;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3506 = v2742 + v3502;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3507 = v3506 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3510 = v3505 + v37;
-        const unsigned int v3511 = v3506 + v18;
-        const bool v3512 = v3511 <= v3510;
-        const bool v3513 = v182 || v3512;
-        const bool v3514 = v3507 && v3513;
-        const unsigned int v3517 = v3506 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3518 = v3517 + v18;
-        const bool v3520 = v3510 < v3518;
-        const bool v3521 = v2911 || v3520;
-        const bool v3522 = v3514 && v3521;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3524 = v3504 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3525 = v3522 ? v3524 : __uint_as_float(0xff800000u);
-        v2883.x[19] = v3525;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3526 = static_cast<unsigned int>(v2883.col(20, iron_linear_thread() & 31u));
-        const unsigned int v3527 = static_cast<unsigned int>(v2883.row(20, iron_linear_thread() & 31u));
-        const float v3528 = v2883.x[20];
-        const unsigned int v3529 = v46 + v3527;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3530 = v2742 + v3526;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3531 = v3530 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3534 = v3529 + v37;
-        const unsigned int v3535 = v3530 + v18;
-        const bool v3536 = v3535 <= v3534;
-        const bool v3537 = v182 || v3536;
-        const bool v3538 = v3531 && v3537;
-        const unsigned int v3541 = v3530 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3542 = v3541 + v18;
-        const bool v3544 = v3534 < v3542;
-        const bool v3545 = v2911 || v3544;
-        const bool v3546 = v3538 && v3545;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3548 = v3528 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3549 = v3546 ? v3548 : __uint_as_float(0xff800000u);
-        v2883.x[20] = v3549;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3550 = static_cast<unsigned int>(v2883.col(21, iron_linear_thread() & 31u));
-        const unsigned int v3551 = static_cast<unsigned int>(v2883.row(21, iron_linear_thread() & 31u));
-        const float v3552 = v2883.x[21];
-        const unsigned int v3553 = v46 + v3551;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3554 = v2742 + v3550;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3555 = v3554 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3558 = v3553 + v37;
-        const unsigned int v3559 = v3554 + v18;
-        const bool v3560 = v3559 <= v3558;
-        const bool v3561 = v182 || v3560;
-        const bool v3562 = v3555 && v3561;
-        const unsigned int v3565 = v3554 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3566 = v3565 + v18;
-        const bool v3568 = v3558 < v3566;
-        const bool v3569 = v2911 || v3568;
-        const bool v3570 = v3562 && v3569;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3572 = v3552 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3573 = v3570 ? v3572 : __uint_as_float(0xff800000u);
-        v2883.x[21] = v3573;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3574 = static_cast<unsigned int>(v2883.col(22, iron_linear_thread() & 31u));
-        const unsigned int v3575 = static_cast<unsigned int>(v2883.row(22, iron_linear_thread() & 31u));
-        const float v3576 = v2883.x[22];
-        const unsigned int v3577 = v46 + v3575;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3578 = v2742 + v3574;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3579 = v3578 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3582 = v3577 + v37;
-        const unsigned int v3583 = v3578 + v18;
-        const bool v3584 = v3583 <= v3582;
-        const bool v3585 = v182 || v3584;
-        const bool v3586 = v3579 && v3585;
-        const unsigned int v3589 = v3578 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3590 = v3589 + v18;
-        const bool v3592 = v3582 < v3590;
-        const bool v3593 = v2911 || v3592;
-        const bool v3594 = v3586 && v3593;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3596 = v3576 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3597 = v3594 ? v3596 : __uint_as_float(0xff800000u);
-        v2883.x[22] = v3597;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3598 = static_cast<unsigned int>(v2883.col(23, iron_linear_thread() & 31u));
-        const unsigned int v3599 = static_cast<unsigned int>(v2883.row(23, iron_linear_thread() & 31u));
-        const float v3600 = v2883.x[23];
-        const unsigned int v3601 = v46 + v3599;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3602 = v2742 + v3598;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3603 = v3602 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3606 = v3601 + v37;
-        const unsigned int v3607 = v3602 + v18;
-        const bool v3608 = v3607 <= v3606;
-        const bool v3609 = v182 || v3608;
-        const bool v3610 = v3603 && v3609;
-        const unsigned int v3613 = v3602 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3614 = v3613 + v18;
-        const bool v3616 = v3606 < v3614;
-        const bool v3617 = v2911 || v3616;
-        const bool v3618 = v3610 && v3617;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3620 = v3600 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3621 = v3618 ? v3620 : __uint_as_float(0xff800000u);
-        v2883.x[23] = v3621;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3622 = static_cast<unsigned int>(v2883.col(24, iron_linear_thread() & 31u));
-        const unsigned int v3623 = static_cast<unsigned int>(v2883.row(24, iron_linear_thread() & 31u));
-        const float v3624 = v2883.x[24];
-        const unsigned int v3625 = v46 + v3623;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3626 = v2742 + v3622;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3627 = v3626 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3630 = v3625 + v37;
-        const unsigned int v3631 = v3626 + v18;
-        const bool v3632 = v3631 <= v3630;
-        const bool v3633 = v182 || v3632;
-        const bool v3634 = v3627 && v3633;
-        const unsigned int v3637 = v3626 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3638 = v3637 + v18;
-        const bool v3640 = v3630 < v3638;
-        const bool v3641 = v2911 || v3640;
-        const bool v3642 = v3634 && v3641;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3644 = v3624 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3645 = v3642 ? v3644 : __uint_as_float(0xff800000u);
-        v2883.x[24] = v3645;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3646 = static_cast<unsigned int>(v2883.col(25, iron_linear_thread() & 31u));
-        const unsigned int v3647 = static_cast<unsigned int>(v2883.row(25, iron_linear_thread() & 31u));
-        const float v3648 = v2883.x[25];
-        const unsigned int v3649 = v46 + v3647;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3650 = v2742 + v3646;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3651 = v3650 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3654 = v3649 + v37;
-        const unsigned int v3655 = v3650 + v18;
-        const bool v3656 = v3655 <= v3654;
-        const bool v3657 = v182 || v3656;
-        const bool v3658 = v3651 && v3657;
-        const unsigned int v3661 = v3650 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3662 = v3661 + v18;
-        const bool v3664 = v3654 < v3662;
-        const bool v3665 = v2911 || v3664;
-        const bool v3666 = v3658 && v3665;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3668 = v3648 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3669 = v3666 ? v3668 : __uint_as_float(0xff800000u);
-        v2883.x[25] = v3669;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3670 = static_cast<unsigned int>(v2883.col(26, iron_linear_thread() & 31u));
-        const unsigned int v3671 = static_cast<unsigned int>(v2883.row(26, iron_linear_thread() & 31u));
-        const float v3672 = v2883.x[26];
-        const unsigned int v3673 = v46 + v3671;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3674 = v2742 + v3670;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3675 = v3674 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3678 = v3673 + v37;
-        const unsigned int v3679 = v3674 + v18;
-        const bool v3680 = v3679 <= v3678;
-        const bool v3681 = v182 || v3680;
-        const bool v3682 = v3675 && v3681;
-        const unsigned int v3685 = v3674 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3686 = v3685 + v18;
-        const bool v3688 = v3678 < v3686;
-        const bool v3689 = v2911 || v3688;
-        const bool v3690 = v3682 && v3689;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3692 = v3672 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3693 = v3690 ? v3692 : __uint_as_float(0xff800000u);
-        v2883.x[26] = v3693;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3694 = static_cast<unsigned int>(v2883.col(27, iron_linear_thread() & 31u));
-        const unsigned int v3695 = static_cast<unsigned int>(v2883.row(27, iron_linear_thread() & 31u));
-        const float v3696 = v2883.x[27];
-        const unsigned int v3697 = v46 + v3695;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3698 = v2742 + v3694;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3699 = v3698 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3702 = v3697 + v37;
-        const unsigned int v3703 = v3698 + v18;
-        const bool v3704 = v3703 <= v3702;
-        const bool v3705 = v182 || v3704;
-        const bool v3706 = v3699 && v3705;
-        const unsigned int v3709 = v3698 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3710 = v3709 + v18;
-        const bool v3712 = v3702 < v3710;
-        const bool v3713 = v2911 || v3712;
-        const bool v3714 = v3706 && v3713;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3716 = v3696 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3717 = v3714 ? v3716 : __uint_as_float(0xff800000u);
-        v2883.x[27] = v3717;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3718 = static_cast<unsigned int>(v2883.col(28, iron_linear_thread() & 31u));
-        const unsigned int v3719 = static_cast<unsigned int>(v2883.row(28, iron_linear_thread() & 31u));
-        const float v3720 = v2883.x[28];
-        const unsigned int v3721 = v46 + v3719;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3722 = v2742 + v3718;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3723 = v3722 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3726 = v3721 + v37;
-        const unsigned int v3727 = v3722 + v18;
-        const bool v3728 = v3727 <= v3726;
-        const bool v3729 = v182 || v3728;
-        const bool v3730 = v3723 && v3729;
-        const unsigned int v3733 = v3722 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3734 = v3733 + v18;
-        const bool v3736 = v3726 < v3734;
-        const bool v3737 = v2911 || v3736;
-        const bool v3738 = v3730 && v3737;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3740 = v3720 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3741 = v3738 ? v3740 : __uint_as_float(0xff800000u);
-        v2883.x[28] = v3741;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3742 = static_cast<unsigned int>(v2883.col(29, iron_linear_thread() & 31u));
-        const unsigned int v3743 = static_cast<unsigned int>(v2883.row(29, iron_linear_thread() & 31u));
-        const float v3744 = v2883.x[29];
-        const unsigned int v3745 = v46 + v3743;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3746 = v2742 + v3742;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3747 = v3746 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3750 = v3745 + v37;
-        const unsigned int v3751 = v3746 + v18;
-        const bool v3752 = v3751 <= v3750;
-        const bool v3753 = v182 || v3752;
-        const bool v3754 = v3747 && v3753;
-        const unsigned int v3757 = v3746 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3758 = v3757 + v18;
-        const bool v3760 = v3750 < v3758;
-        const bool v3761 = v2911 || v3760;
-        const bool v3762 = v3754 && v3761;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3764 = v3744 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3765 = v3762 ? v3764 : __uint_as_float(0xff800000u);
-        v2883.x[29] = v3765;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3766 = static_cast<unsigned int>(v2883.col(30, iron_linear_thread() & 31u));
-        const unsigned int v3767 = static_cast<unsigned int>(v2883.row(30, iron_linear_thread() & 31u));
-        const float v3768 = v2883.x[30];
-        const unsigned int v3769 = v46 + v3767;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3770 = v2742 + v3766;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3771 = v3770 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3774 = v3769 + v37;
-        const unsigned int v3775 = v3770 + v18;
-        const bool v3776 = v3775 <= v3774;
-        const bool v3777 = v182 || v3776;
-        const bool v3778 = v3771 && v3777;
-        const unsigned int v3781 = v3770 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3782 = v3781 + v18;
-        const bool v3784 = v3774 < v3782;
-        const bool v3785 = v2911 || v3784;
-        const bool v3786 = v3778 && v3785;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3788 = v3768 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3789 = v3786 ? v3788 : __uint_as_float(0xff800000u);
-        v2883.x[30] = v3789;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3790 = static_cast<unsigned int>(v2883.col(31, iron_linear_thread() & 31u));
-        const unsigned int v3791 = static_cast<unsigned int>(v2883.row(31, iron_linear_thread() & 31u));
-        const float v3792 = v2883.x[31];
-        const unsigned int v3793 = v46 + v3791;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3794 = v2742 + v3790;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3795 = v3794 < v37;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3798 = v3793 + v37;
-        const unsigned int v3799 = v3794 + v18;
-        const bool v3800 = v3799 <= v3798;
-        const bool v3801 = v182 || v3800;
-        const bool v3802 = v3795 && v3801;
-        const unsigned int v3805 = v3794 + v7;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3806 = v3805 + v18;
-        const bool v3808 = v3798 < v3806;
-        const bool v3809 = v2911 || v3808;
-        const bool v3810 = v3802 && v3809;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3812 = v3792 * v201;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3813 = v3810 ? v3812 : __uint_as_float(0xff800000u);
-        v2883.x[31] = v3813;  // kernels/sdpa/flash_tile.hpp:152
+        v2677.x[25] = v3429;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3430 = static_cast<unsigned int>(v2677.col(26, iron_linear_thread() & 31u));
+        const float v3432 = v2677.x[26];
+        const float v3433 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3434 = __float_as_uint(v3433);
+        const bool v3435 = v3430 >= v3434;
+        const float v3436 = v2843.x[2];
+        const unsigned int v3437 = __float_as_uint(v3436);
+        const bool v3438 = v3430 < v3437;
+        const bool v3439 = v3435 && v3438;
+        const float v3441 = v3432 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3442 = v3439 ? v3441 : __uint_as_float(0xff800000u);
+        v2677.x[26] = v3442;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3443 = static_cast<unsigned int>(v2677.col(27, iron_linear_thread() & 31u));
+        const float v3445 = v2677.x[27];
+        const float v3446 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3447 = __float_as_uint(v3446);
+        const bool v3448 = v3443 >= v3447;
+        const float v3449 = v2843.x[2];
+        const unsigned int v3450 = __float_as_uint(v3449);
+        const bool v3451 = v3443 < v3450;
+        const bool v3452 = v3448 && v3451;
+        const float v3454 = v3445 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3455 = v3452 ? v3454 : __uint_as_float(0xff800000u);
+        v2677.x[27] = v3455;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3456 = static_cast<unsigned int>(v2677.col(28, iron_linear_thread() & 31u));
+        const float v3458 = v2677.x[28];
+        const float v3459 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3460 = __float_as_uint(v3459);
+        const bool v3461 = v3456 >= v3460;
+        const float v3462 = v2843.x[0];
+        const unsigned int v3463 = __float_as_uint(v3462);
+        const bool v3464 = v3456 < v3463;
+        const bool v3465 = v3461 && v3464;
+        const float v3467 = v3458 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3468 = v3465 ? v3467 : __uint_as_float(0xff800000u);
+        v2677.x[28] = v3468;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3469 = static_cast<unsigned int>(v2677.col(29, iron_linear_thread() & 31u));
+        const float v3471 = v2677.x[29];
+        const float v3472 = v2841.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3473 = __float_as_uint(v3472);
+        const bool v3474 = v3469 >= v3473;
+        const float v3475 = v2843.x[0];
+        const unsigned int v3476 = __float_as_uint(v3475);
+        const bool v3477 = v3469 < v3476;
+        const bool v3478 = v3474 && v3477;
+        const float v3480 = v3471 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3481 = v3478 ? v3480 : __uint_as_float(0xff800000u);
+        v2677.x[29] = v3481;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3482 = static_cast<unsigned int>(v2677.col(30, iron_linear_thread() & 31u));
+        const float v3484 = v2677.x[30];
+        const float v3485 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3486 = __float_as_uint(v3485);
+        const bool v3487 = v3482 >= v3486;
+        const float v3488 = v2843.x[2];
+        const unsigned int v3489 = __float_as_uint(v3488);
+        const bool v3490 = v3482 < v3489;
+        const bool v3491 = v3487 && v3490;
+        const float v3493 = v3484 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3494 = v3491 ? v3493 : __uint_as_float(0xff800000u);
+        v2677.x[30] = v3494;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3495 = static_cast<unsigned int>(v2677.col(31, iron_linear_thread() & 31u));
+        const float v3497 = v2677.x[31];
+        const float v3498 = v2841.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3499 = __float_as_uint(v3498);
+        const bool v3500 = v3495 >= v3499;
+        const float v3501 = v2843.x[2];
+        const unsigned int v3502 = __float_as_uint(v3501);
+        const bool v3503 = v3495 < v3502;
+        const bool v3504 = v3500 && v3503;
+        const float v3506 = v3497 * v201;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3507 = v3504 ? v3506 : __uint_as_float(0xff800000u);
+        v2677.x[31] = v3507;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v3815;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v3815, 0.0f);
-      iron_frag<float, 2, 16, 8> v3817;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v3817, 0.0f);
-      iron_frag_row_reduce<false>(v3817, v2883);
-      const float v3821 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3822 = v3817.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3823 = fmaxf(v3821, v3822);
-      const bool v3826 = v3823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3827 = v3826 ? 0.0f : v3823;
-      const float v3828 = v3821 - v3827;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3829 = iron_exp2_approx(v3828);
-      v3815.x[0] = v3829;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3833 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3834 = v3817.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3835 = fmaxf(v3833, v3834);
-      const bool v3838 = v3835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3839 = v3838 ? 0.0f : v3835;
-      const float v3840 = v3833 - v3839;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3841 = iron_exp2_approx(v3840);
-      v3815.x[1] = v3841;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3845 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3846 = v3817.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3847 = fmaxf(v3845, v3846);
-      const bool v3850 = v3847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3851 = v3850 ? 0.0f : v3847;
-      const float v3852 = v3845 - v3851;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3853 = iron_exp2_approx(v3852);
-      v3815.x[2] = v3853;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3857 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3858 = v3817.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3859 = fmaxf(v3857, v3858);
-      const bool v3862 = v3859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3863 = v3862 ? 0.0f : v3859;
-      const float v3864 = v3857 - v3863;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3865 = iron_exp2_approx(v3864);
-      v3815.x[3] = v3865;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3868 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v3869 = v3817.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3870 = fmaxf(v3868, v3869);
-      v203.x[0] = v3870;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3873 = v203.x[1];
-      const float v3874 = v3817.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3875 = fmaxf(v3873, v3874);
-      v203.x[1] = v3875;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3878 = v203.x[2];
-      const float v3879 = v3817.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3880 = fmaxf(v3878, v3879);
-      v203.x[2] = v3880;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3883 = v203.x[3];
-      const float v3884 = v3817.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3885 = fmaxf(v3883, v3884);
-      v203.x[3] = v3885;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3888 = v2883.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v3889 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3892 = v3889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3893 = v3892 ? 0.0f : v3889;
-      const float v3894 = v3888 - v3893;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3895 = iron_exp2_approx(v3894);
-      v2883.x[0] = v3895;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3898 = v2883.x[1];
-      const float v3899 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3902 = v3899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3903 = v3902 ? 0.0f : v3899;
-      const float v3904 = v3898 - v3903;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3905 = iron_exp2_approx(v3904);
-      v2883.x[1] = v3905;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3908 = v2883.x[2];
-      const float v3909 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3912 = v3909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3913 = v3912 ? 0.0f : v3909;
-      const float v3914 = v3908 - v3913;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3915 = iron_exp2_approx(v3914);
-      v2883.x[2] = v3915;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3918 = v2883.x[3];
-      const float v3919 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3922 = v3919 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3923 = v3922 ? 0.0f : v3919;
-      const float v3924 = v3918 - v3923;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3925 = iron_exp2_approx(v3924);
-      v2883.x[3] = v3925;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3928 = v2883.x[4];
-      const float v3929 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3932 = v3929 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3933 = v3932 ? 0.0f : v3929;
-      const float v3934 = v3928 - v3933;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3935 = iron_exp2_approx(v3934);
-      v2883.x[4] = v3935;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3938 = v2883.x[5];
-      const float v3939 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3942 = v3939 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3943 = v3942 ? 0.0f : v3939;
-      const float v3944 = v3938 - v3943;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3945 = iron_exp2_approx(v3944);
-      v2883.x[5] = v3945;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3948 = v2883.x[6];
-      const float v3949 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3952 = v3949 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3953 = v3952 ? 0.0f : v3949;
-      const float v3954 = v3948 - v3953;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3955 = iron_exp2_approx(v3954);
-      v2883.x[6] = v3955;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3958 = v2883.x[7];
-      const float v3959 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3962 = v3959 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3963 = v3962 ? 0.0f : v3959;
-      const float v3964 = v3958 - v3963;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3965 = iron_exp2_approx(v3964);
-      v2883.x[7] = v3965;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3968 = v2883.x[8];
-      const float v3969 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3972 = v3969 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3973 = v3972 ? 0.0f : v3969;
-      const float v3974 = v3968 - v3973;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3975 = iron_exp2_approx(v3974);
-      v2883.x[8] = v3975;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3978 = v2883.x[9];
-      const float v3979 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3982 = v3979 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3983 = v3982 ? 0.0f : v3979;
-      const float v3984 = v3978 - v3983;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3985 = iron_exp2_approx(v3984);
-      v2883.x[9] = v3985;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3988 = v2883.x[10];
-      const float v3989 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3992 = v3989 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3993 = v3992 ? 0.0f : v3989;
-      const float v3994 = v3988 - v3993;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3995 = iron_exp2_approx(v3994);
-      v2883.x[10] = v3995;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3998 = v2883.x[11];
-      const float v3999 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4002 = v3999 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4003 = v4002 ? 0.0f : v3999;
-      const float v4004 = v3998 - v4003;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4005 = iron_exp2_approx(v4004);
-      v2883.x[11] = v4005;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4008 = v2883.x[12];
-      const float v4009 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4012 = v4009 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4013 = v4012 ? 0.0f : v4009;
-      const float v4014 = v4008 - v4013;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4015 = iron_exp2_approx(v4014);
-      v2883.x[12] = v4015;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4018 = v2883.x[13];
-      const float v4019 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4022 = v4019 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4023 = v4022 ? 0.0f : v4019;
-      const float v4024 = v4018 - v4023;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4025 = iron_exp2_approx(v4024);
-      v2883.x[13] = v4025;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4028 = v2883.x[14];
-      const float v4029 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4032 = v4029 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4033 = v4032 ? 0.0f : v4029;
-      const float v4034 = v4028 - v4033;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4035 = iron_exp2_approx(v4034);
-      v2883.x[14] = v4035;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4038 = v2883.x[15];
-      const float v4039 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4042 = v4039 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4043 = v4042 ? 0.0f : v4039;
-      const float v4044 = v4038 - v4043;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4045 = iron_exp2_approx(v4044);
-      v2883.x[15] = v4045;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4048 = v2883.x[16];
-      const float v4049 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4052 = v4049 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4053 = v4052 ? 0.0f : v4049;
-      const float v4054 = v4048 - v4053;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4055 = iron_exp2_approx(v4054);
-      v2883.x[16] = v4055;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4058 = v2883.x[17];
-      const float v4059 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4062 = v4059 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4063 = v4062 ? 0.0f : v4059;
-      const float v4064 = v4058 - v4063;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4065 = iron_exp2_approx(v4064);
-      v2883.x[17] = v4065;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4068 = v2883.x[18];
-      const float v4069 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4072 = v4069 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4073 = v4072 ? 0.0f : v4069;
-      const float v4074 = v4068 - v4073;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4075 = iron_exp2_approx(v4074);
-      v2883.x[18] = v4075;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4078 = v2883.x[19];
-      const float v4079 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4082 = v4079 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4083 = v4082 ? 0.0f : v4079;
-      const float v4084 = v4078 - v4083;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4085 = iron_exp2_approx(v4084);
-      v2883.x[19] = v4085;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4088 = v2883.x[20];
-      const float v4089 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4092 = v4089 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4093 = v4092 ? 0.0f : v4089;
-      const float v4094 = v4088 - v4093;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4095 = iron_exp2_approx(v4094);
-      v2883.x[20] = v4095;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4098 = v2883.x[21];
-      const float v4099 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4102 = v4099 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4103 = v4102 ? 0.0f : v4099;
-      const float v4104 = v4098 - v4103;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4105 = iron_exp2_approx(v4104);
-      v2883.x[21] = v4105;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4108 = v2883.x[22];
-      const float v4109 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4112 = v4109 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4113 = v4112 ? 0.0f : v4109;
-      const float v4114 = v4108 - v4113;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4115 = iron_exp2_approx(v4114);
-      v2883.x[22] = v4115;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4118 = v2883.x[23];
-      const float v4119 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4122 = v4119 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4123 = v4122 ? 0.0f : v4119;
-      const float v4124 = v4118 - v4123;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4125 = iron_exp2_approx(v4124);
-      v2883.x[23] = v4125;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4128 = v2883.x[24];
-      const float v4129 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4132 = v4129 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4133 = v4132 ? 0.0f : v4129;
-      const float v4134 = v4128 - v4133;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4135 = iron_exp2_approx(v4134);
-      v2883.x[24] = v4135;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4138 = v2883.x[25];
-      const float v4139 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4142 = v4139 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4143 = v4142 ? 0.0f : v4139;
-      const float v4144 = v4138 - v4143;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4145 = iron_exp2_approx(v4144);
-      v2883.x[25] = v4145;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4148 = v2883.x[26];
-      const float v4149 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4152 = v4149 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4153 = v4152 ? 0.0f : v4149;
-      const float v4154 = v4148 - v4153;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4155 = iron_exp2_approx(v4154);
-      v2883.x[26] = v4155;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4158 = v2883.x[27];
-      const float v4159 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4162 = v4159 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4163 = v4162 ? 0.0f : v4159;
-      const float v4164 = v4158 - v4163;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4165 = iron_exp2_approx(v4164);
-      v2883.x[27] = v4165;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4168 = v2883.x[28];
-      const float v4169 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4172 = v4169 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4173 = v4172 ? 0.0f : v4169;
-      const float v4174 = v4168 - v4173;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4175 = iron_exp2_approx(v4174);
-      v2883.x[28] = v4175;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4178 = v2883.x[29];
-      const float v4179 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4182 = v4179 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4183 = v4182 ? 0.0f : v4179;
-      const float v4184 = v4178 - v4183;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4185 = iron_exp2_approx(v4184);
-      v2883.x[29] = v4185;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4188 = v2883.x[30];
-      const float v4189 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4192 = v4189 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4193 = v4192 ? 0.0f : v4189;
-      const float v4194 = v4188 - v4193;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4195 = iron_exp2_approx(v4194);
-      v2883.x[30] = v4195;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4198 = v2883.x[31];
-      const float v4199 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4202 = v4199 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4203 = v4202 ? 0.0f : v4199;
-      const float v4204 = v4198 - v4203;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4205 = iron_exp2_approx(v4204);
-      v2883.x[31] = v4205;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v4207;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v4207, 0.0f);
-      iron_frag_row_reduce<true>(v4207, v2883);
-      const float v4210 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v4211 = v4207.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4212 = v3815.x[0];
-      const float v4213 = v4210 * v4212;
-      const float v4214 = v4213 + v4211;
-      v205.x[0] = v4214;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4217 = v205.x[1];
-      const float v4218 = v4207.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4219 = v3815.x[1];
-      const float v4220 = v4217 * v4219;
-      const float v4221 = v4220 + v4218;
-      v205.x[1] = v4221;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4224 = v205.x[2];
-      const float v4225 = v4207.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4226 = v3815.x[2];
-      const float v4227 = v4224 * v4226;
-      const float v4228 = v4227 + v4225;
-      v205.x[2] = v4228;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4231 = v205.x[3];
-      const float v4232 = v4207.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4233 = v3815.x[3];
-      const float v4234 = v4231 * v4233;
-      const float v4235 = v4234 + v4232;
-      v205.x[3] = v4235;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4238 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4239 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4240 = v4238 * v4239;
-      v207.x[0] = v4240;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4243 = v207.x[1];
-      const float v4244 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4245 = v4243 * v4244;
-      v207.x[1] = v4245;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4248 = v207.x[2];
-      const float v4249 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4250 = v4248 * v4249;
-      v207.x[2] = v4250;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4253 = v207.x[3];
-      const float v4254 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4255 = v4253 * v4254;
-      v207.x[3] = v4255;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4258 = v207.x[4];
-      const float v4259 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4260 = v4258 * v4259;
-      v207.x[4] = v4260;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4263 = v207.x[5];
-      const float v4264 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4265 = v4263 * v4264;
-      v207.x[5] = v4265;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4268 = v207.x[6];
-      const float v4269 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4270 = v4268 * v4269;
-      v207.x[6] = v4270;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4273 = v207.x[7];
-      const float v4274 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4275 = v4273 * v4274;
-      v207.x[7] = v4275;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4278 = v207.x[8];
-      const float v4279 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4280 = v4278 * v4279;
-      v207.x[8] = v4280;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4283 = v207.x[9];
-      const float v4284 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4285 = v4283 * v4284;
-      v207.x[9] = v4285;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4288 = v207.x[10];
-      const float v4289 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4290 = v4288 * v4289;
-      v207.x[10] = v4290;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4293 = v207.x[11];
-      const float v4294 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4295 = v4293 * v4294;
-      v207.x[11] = v4295;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4298 = v207.x[12];
-      const float v4299 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4300 = v4298 * v4299;
-      v207.x[12] = v4300;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4303 = v207.x[13];
-      const float v4304 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4305 = v4303 * v4304;
-      v207.x[13] = v4305;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4308 = v207.x[14];
-      const float v4309 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4310 = v4308 * v4309;
-      v207.x[14] = v4310;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4313 = v207.x[15];
-      const float v4314 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4315 = v4313 * v4314;
-      v207.x[15] = v4315;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4318 = v207.x[16];
-      const float v4319 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4320 = v4318 * v4319;
-      v207.x[16] = v4320;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4323 = v207.x[17];
-      const float v4324 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4325 = v4323 * v4324;
-      v207.x[17] = v4325;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4328 = v207.x[18];
-      const float v4329 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4330 = v4328 * v4329;
-      v207.x[18] = v4330;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4333 = v207.x[19];
-      const float v4334 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4335 = v4333 * v4334;
-      v207.x[19] = v4335;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4338 = v207.x[20];
-      const float v4339 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4340 = v4338 * v4339;
-      v207.x[20] = v4340;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4343 = v207.x[21];
-      const float v4344 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4345 = v4343 * v4344;
-      v207.x[21] = v4345;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4348 = v207.x[22];
-      const float v4349 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4350 = v4348 * v4349;
-      v207.x[22] = v4350;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4353 = v207.x[23];
-      const float v4354 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4355 = v4353 * v4354;
-      v207.x[23] = v4355;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4358 = v207.x[24];
-      const float v4359 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4360 = v4358 * v4359;
-      v207.x[24] = v4360;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4363 = v207.x[25];
-      const float v4364 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4365 = v4363 * v4364;
-      v207.x[25] = v4365;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4368 = v207.x[26];
-      const float v4369 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4370 = v4368 * v4369;
-      v207.x[26] = v4370;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4373 = v207.x[27];
-      const float v4374 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4375 = v4373 * v4374;
-      v207.x[27] = v4375;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4378 = v207.x[28];
-      const float v4379 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4380 = v4378 * v4379;
-      v207.x[28] = v4380;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4383 = v207.x[29];
-      const float v4384 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4385 = v4383 * v4384;
-      v207.x[29] = v4385;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4388 = v207.x[30];
-      const float v4389 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4390 = v4388 * v4389;
-      v207.x[30] = v4390;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4393 = v207.x[31];
-      const float v4394 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4395 = v4393 * v4394;
-      v207.x[31] = v4395;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v4397;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v4397, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4397, v2883);
-      iron_frag_store<false>(v4397, shm3, v4404, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v3509;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v3509, 0.0f);
+      iron_frag<float, 2, 16, 8> v3511;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v3511, 0.0f);
+      iron_frag_row_reduce<false>(v3511, v2677);
+      iron_frag<float, 2, 16, 8> v3513;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v3513, 0.0f);
+      const float v3517 = v3511.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3518 = v203.x[0];
+      const float v3519 = fmaxf(v3518, v3517);
+      const bool v3522 = v3519 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3523 = v3522 ? 0.0f : v3519;
+      v3513.x[0] = v3523;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3527 = v3511.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3528 = v203.x[1];
+      const float v3529 = fmaxf(v3528, v3527);
+      const bool v3532 = v3529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3533 = v3532 ? 0.0f : v3529;
+      v3513.x[1] = v3533;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3537 = v3511.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3538 = v203.x[2];
+      const float v3539 = fmaxf(v3538, v3537);
+      const bool v3542 = v3539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3543 = v3542 ? 0.0f : v3539;
+      v3513.x[2] = v3543;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3547 = v3511.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3548 = v203.x[3];
+      const float v3549 = fmaxf(v3548, v3547);
+      const bool v3552 = v3549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3553 = v3552 ? 0.0f : v3549;
+      v3513.x[3] = v3553;  // kernels/sdpa/flash_tile.hpp:210
+      const float v3557 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3559 = v3518 - v3557;
+      const float v3560 = iron_exp2_approx(v3559);
+      v3509.x[0] = v3560;  // kernels/sdpa/flash_tile.hpp:213
+      const float v3564 = v3513.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3566 = v3528 - v3564;
+      const float v3567 = iron_exp2_approx(v3566);
+      v3509.x[1] = v3567;  // kernels/sdpa/flash_tile.hpp:213
+      const float v3571 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3573 = v3538 - v3571;
+      const float v3574 = iron_exp2_approx(v3573);
+      v3509.x[2] = v3574;  // kernels/sdpa/flash_tile.hpp:213
+      const float v3578 = v3513.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v3580 = v3548 - v3578;
+      const float v3581 = iron_exp2_approx(v3580);
+      v3509.x[3] = v3581;  // kernels/sdpa/flash_tile.hpp:213
+      v203.x[0] = v3519;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3589 = v203.x[1];
+      const float v3591 = fmaxf(v3589, v3527);  // kernels/sdpa/flash_tile.hpp:217
+      v203.x[1] = v3591;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3594 = v203.x[2];
+      const float v3596 = fmaxf(v3594, v3537);  // kernels/sdpa/flash_tile.hpp:217
+      v203.x[2] = v3596;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3599 = v203.x[3];
+      const float v3601 = fmaxf(v3599, v3547);  // kernels/sdpa/flash_tile.hpp:217
+      v203.x[3] = v3601;  // kernels/sdpa/flash_tile.hpp:216
+      const float v3604 = v2677.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v3605 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3606 = v3604 - v3605;
+      const float v3607 = iron_exp2_approx(v3606);
+      v2677.x[0] = v3607;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3610 = v2677.x[1];
+      const float v3611 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3612 = v3610 - v3611;
+      const float v3613 = iron_exp2_approx(v3612);
+      v2677.x[1] = v3613;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3616 = v2677.x[2];
+      const float v3617 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3618 = v3616 - v3617;
+      const float v3619 = iron_exp2_approx(v3618);
+      v2677.x[2] = v3619;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3622 = v2677.x[3];
+      const float v3623 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3624 = v3622 - v3623;
+      const float v3625 = iron_exp2_approx(v3624);
+      v2677.x[3] = v3625;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3628 = v2677.x[4];
+      const float v3629 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3630 = v3628 - v3629;
+      const float v3631 = iron_exp2_approx(v3630);
+      v2677.x[4] = v3631;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3634 = v2677.x[5];
+      const float v3635 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3636 = v3634 - v3635;
+      const float v3637 = iron_exp2_approx(v3636);
+      v2677.x[5] = v3637;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3640 = v2677.x[6];
+      const float v3641 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3642 = v3640 - v3641;
+      const float v3643 = iron_exp2_approx(v3642);
+      v2677.x[6] = v3643;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3646 = v2677.x[7];
+      const float v3647 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3648 = v3646 - v3647;
+      const float v3649 = iron_exp2_approx(v3648);
+      v2677.x[7] = v3649;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3652 = v2677.x[8];
+      const float v3653 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3654 = v3652 - v3653;
+      const float v3655 = iron_exp2_approx(v3654);
+      v2677.x[8] = v3655;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3658 = v2677.x[9];
+      const float v3659 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3660 = v3658 - v3659;
+      const float v3661 = iron_exp2_approx(v3660);
+      v2677.x[9] = v3661;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3664 = v2677.x[10];
+      const float v3665 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3666 = v3664 - v3665;
+      const float v3667 = iron_exp2_approx(v3666);
+      v2677.x[10] = v3667;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3670 = v2677.x[11];
+      const float v3671 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3672 = v3670 - v3671;
+      const float v3673 = iron_exp2_approx(v3672);
+      v2677.x[11] = v3673;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3676 = v2677.x[12];
+      const float v3677 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3678 = v3676 - v3677;
+      const float v3679 = iron_exp2_approx(v3678);
+      v2677.x[12] = v3679;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3682 = v2677.x[13];
+      const float v3683 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3684 = v3682 - v3683;
+      const float v3685 = iron_exp2_approx(v3684);
+      v2677.x[13] = v3685;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3688 = v2677.x[14];
+      const float v3689 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3690 = v3688 - v3689;
+      const float v3691 = iron_exp2_approx(v3690);
+      v2677.x[14] = v3691;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3694 = v2677.x[15];
+      const float v3695 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3696 = v3694 - v3695;
+      const float v3697 = iron_exp2_approx(v3696);
+      v2677.x[15] = v3697;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3700 = v2677.x[16];
+      const float v3701 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3702 = v3700 - v3701;
+      const float v3703 = iron_exp2_approx(v3702);
+      v2677.x[16] = v3703;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3706 = v2677.x[17];
+      const float v3707 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3708 = v3706 - v3707;
+      const float v3709 = iron_exp2_approx(v3708);
+      v2677.x[17] = v3709;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3712 = v2677.x[18];
+      const float v3713 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3714 = v3712 - v3713;
+      const float v3715 = iron_exp2_approx(v3714);
+      v2677.x[18] = v3715;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3718 = v2677.x[19];
+      const float v3719 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3720 = v3718 - v3719;
+      const float v3721 = iron_exp2_approx(v3720);
+      v2677.x[19] = v3721;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3724 = v2677.x[20];
+      const float v3725 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3726 = v3724 - v3725;
+      const float v3727 = iron_exp2_approx(v3726);
+      v2677.x[20] = v3727;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3730 = v2677.x[21];
+      const float v3731 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3732 = v3730 - v3731;
+      const float v3733 = iron_exp2_approx(v3732);
+      v2677.x[21] = v3733;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3736 = v2677.x[22];
+      const float v3737 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3738 = v3736 - v3737;
+      const float v3739 = iron_exp2_approx(v3738);
+      v2677.x[22] = v3739;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3742 = v2677.x[23];
+      const float v3743 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3744 = v3742 - v3743;
+      const float v3745 = iron_exp2_approx(v3744);
+      v2677.x[23] = v3745;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3748 = v2677.x[24];
+      const float v3749 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3750 = v3748 - v3749;
+      const float v3751 = iron_exp2_approx(v3750);
+      v2677.x[24] = v3751;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3754 = v2677.x[25];
+      const float v3755 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3756 = v3754 - v3755;
+      const float v3757 = iron_exp2_approx(v3756);
+      v2677.x[25] = v3757;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3760 = v2677.x[26];
+      const float v3761 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3762 = v3760 - v3761;
+      const float v3763 = iron_exp2_approx(v3762);
+      v2677.x[26] = v3763;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3766 = v2677.x[27];
+      const float v3767 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3768 = v3766 - v3767;
+      const float v3769 = iron_exp2_approx(v3768);
+      v2677.x[27] = v3769;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3772 = v2677.x[28];
+      const float v3773 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3774 = v3772 - v3773;
+      const float v3775 = iron_exp2_approx(v3774);
+      v2677.x[28] = v3775;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3778 = v2677.x[29];
+      const float v3779 = v3513.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3780 = v3778 - v3779;
+      const float v3781 = iron_exp2_approx(v3780);
+      v2677.x[29] = v3781;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3784 = v2677.x[30];
+      const float v3785 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3786 = v3784 - v3785;
+      const float v3787 = iron_exp2_approx(v3786);
+      v2677.x[30] = v3787;  // kernels/sdpa/flash_tile.hpp:219
+      const float v3790 = v2677.x[31];
+      const float v3791 = v3513.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v3792 = v3790 - v3791;
+      const float v3793 = iron_exp2_approx(v3792);
+      v2677.x[31] = v3793;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v3795;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v3795, 0.0f);
+      iron_frag_row_reduce<true>(v3795, v2677);
+      const float v3798 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v3799 = v3795.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3800 = v3509.x[0];
+      const float v3801 = v3798 * v3800;
+      const float v3802 = v3801 + v3799;
+      v205.x[0] = v3802;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3805 = v205.x[1];
+      const float v3806 = v3795.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3807 = v3509.x[1];
+      const float v3808 = v3805 * v3807;
+      const float v3809 = v3808 + v3806;
+      v205.x[1] = v3809;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3812 = v205.x[2];
+      const float v3813 = v3795.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3814 = v3509.x[2];
+      const float v3815 = v3812 * v3814;
+      const float v3816 = v3815 + v3813;
+      v205.x[2] = v3816;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3819 = v205.x[3];
+      const float v3820 = v3795.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v3821 = v3509.x[3];
+      const float v3822 = v3819 * v3821;
+      const float v3823 = v3822 + v3820;
+      v205.x[3] = v3823;  // kernels/sdpa/flash_tile.hpp:223
+      const float v3826 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v3827 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3828 = v3826 * v3827;
+      v207.x[0] = v3828;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3831 = v207.x[1];
+      const float v3832 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3833 = v3831 * v3832;
+      v207.x[1] = v3833;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3836 = v207.x[2];
+      const float v3837 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3838 = v3836 * v3837;
+      v207.x[2] = v3838;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3841 = v207.x[3];
+      const float v3842 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3843 = v3841 * v3842;
+      v207.x[3] = v3843;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3846 = v207.x[4];
+      const float v3847 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3848 = v3846 * v3847;
+      v207.x[4] = v3848;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3851 = v207.x[5];
+      const float v3852 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3853 = v3851 * v3852;
+      v207.x[5] = v3853;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3856 = v207.x[6];
+      const float v3857 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3858 = v3856 * v3857;
+      v207.x[6] = v3858;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3861 = v207.x[7];
+      const float v3862 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3863 = v3861 * v3862;
+      v207.x[7] = v3863;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3866 = v207.x[8];
+      const float v3867 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3868 = v3866 * v3867;
+      v207.x[8] = v3868;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3871 = v207.x[9];
+      const float v3872 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3873 = v3871 * v3872;
+      v207.x[9] = v3873;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3876 = v207.x[10];
+      const float v3877 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3878 = v3876 * v3877;
+      v207.x[10] = v3878;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3881 = v207.x[11];
+      const float v3882 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3883 = v3881 * v3882;
+      v207.x[11] = v3883;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3886 = v207.x[12];
+      const float v3887 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3888 = v3886 * v3887;
+      v207.x[12] = v3888;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3891 = v207.x[13];
+      const float v3892 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3893 = v3891 * v3892;
+      v207.x[13] = v3893;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3896 = v207.x[14];
+      const float v3897 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3898 = v3896 * v3897;
+      v207.x[14] = v3898;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3901 = v207.x[15];
+      const float v3902 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3903 = v3901 * v3902;
+      v207.x[15] = v3903;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3906 = v207.x[16];
+      const float v3907 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3908 = v3906 * v3907;
+      v207.x[16] = v3908;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3911 = v207.x[17];
+      const float v3912 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3913 = v3911 * v3912;
+      v207.x[17] = v3913;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3916 = v207.x[18];
+      const float v3917 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3918 = v3916 * v3917;
+      v207.x[18] = v3918;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3921 = v207.x[19];
+      const float v3922 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3923 = v3921 * v3922;
+      v207.x[19] = v3923;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3926 = v207.x[20];
+      const float v3927 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3928 = v3926 * v3927;
+      v207.x[20] = v3928;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3931 = v207.x[21];
+      const float v3932 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3933 = v3931 * v3932;
+      v207.x[21] = v3933;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3936 = v207.x[22];
+      const float v3937 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3938 = v3936 * v3937;
+      v207.x[22] = v3938;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3941 = v207.x[23];
+      const float v3942 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3943 = v3941 * v3942;
+      v207.x[23] = v3943;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3946 = v207.x[24];
+      const float v3947 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3948 = v3946 * v3947;
+      v207.x[24] = v3948;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3951 = v207.x[25];
+      const float v3952 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3953 = v3951 * v3952;
+      v207.x[25] = v3953;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3956 = v207.x[26];
+      const float v3957 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3958 = v3956 * v3957;
+      v207.x[26] = v3958;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3961 = v207.x[27];
+      const float v3962 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3963 = v3961 * v3962;
+      v207.x[27] = v3963;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3966 = v207.x[28];
+      const float v3967 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3968 = v3966 * v3967;
+      v207.x[28] = v3968;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3971 = v207.x[29];
+      const float v3972 = v3509.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3973 = v3971 * v3972;
+      v207.x[29] = v3973;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3976 = v207.x[30];
+      const float v3977 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3978 = v3976 * v3977;
+      v207.x[30] = v3978;  // kernels/sdpa/flash_tile.hpp:233
+      const float v3981 = v207.x[31];
+      const float v3982 = v3509.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v3983 = v3981 * v3982;
+      v207.x[31] = v3983;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v3985;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v3985, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v3985, v2677);
+      iron_frag_store<false>(v3985, shm3, v3992, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v4481;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v4481, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4481, shm3, v4427, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4483;
-      iron_frag_fill(v4483, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4483, shm2, v2887, 64u);
-      iron_frag_mma_sync(v207, v4481, v4483);
-      const unsigned int v4490 = v2887 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4492;
-      iron_frag_fill(v4492, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4492, shm3, v4438, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4494;
-      iron_frag_fill(v4494, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4494, shm2, v4490, 64u);
-      iron_frag_mma_sync(v207, v4492, v4494);
-      const unsigned int v4501 = v2887 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4503;
-      iron_frag_fill(v4503, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4503, shm3, v4447, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4505;
-      iron_frag_fill(v4505, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4505, shm2, v4501, 64u);
-      iron_frag_mma_sync(v207, v4503, v4505);
-      const unsigned int v4512 = v2887 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4514;
-      iron_frag_fill(v4514, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4514, shm3, v4456, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4516;
-      iron_frag_fill(v4516, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4516, shm2, v4512, 64u);
-      iron_frag_mma_sync(v207, v4514, v4516);
+      iron_frag<iron_bf16, 0, 16, 16> v4069;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4069, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4069, shm3, v4015, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4071;
+      iron_frag_fill(v4071, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4071, shm2, v2681, 64u);
+      iron_frag_mma_sync(v207, v4069, v4071);
+      const unsigned int v4078 = v2681 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4080;
+      iron_frag_fill(v4080, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4080, shm3, v4026, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4082;
+      iron_frag_fill(v4082, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4082, shm2, v4078, 64u);
+      iron_frag_mma_sync(v207, v4080, v4082);
+      const unsigned int v4089 = v2681 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4091;
+      iron_frag_fill(v4091, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4091, shm3, v4035, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4093;
+      iron_frag_fill(v4093, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4093, shm2, v4089, 64u);
+      iron_frag_mma_sync(v207, v4091, v4093);
+      const unsigned int v4100 = v2681 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4102;
+      iron_frag_fill(v4102, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4102, shm3, v4044, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4104;
+      iron_frag_fill(v4104, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4104, shm2, v4100, 64u);
+      iron_frag_mma_sync(v207, v4102, v4104);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v1884 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v1886;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v1886, 0.0f);
-    const float v1890 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1891 = fmaxf(v1890, v1884);
-    const bool v1894 = v1891 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1895 = v1894 ? 0.0f : v1891;
-    v1886.x[0] = v1895;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1899 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1900 = fmaxf(v1899, v1884);
-    const bool v1903 = v1900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1904 = v1903 ? 0.0f : v1900;
-    v1886.x[1] = v1904;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1908 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1909 = fmaxf(v1908, v1884);
-    const bool v1912 = v1909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1913 = v1912 ? 0.0f : v1909;
-    v1886.x[2] = v1913;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1917 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1918 = fmaxf(v1917, v1884);
-    const bool v1921 = v1918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1922 = v1921 ? 0.0f : v1918;
-    v1886.x[3] = v1922;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v1924;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v1924, 0.0f);
-    const unsigned int v1925 = static_cast<unsigned int>(v1924.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v1926 = static_cast<unsigned int>(v1924.row(0, iron_linear_thread() & 31u));
-    const float v1928 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1929 = v1884 - v1928;
-    const float v1930 = exp2f(v1929);
-    const float v1932 = v203.x[0];
-    const float v1933 = v1932 - v1928;
-    const float v1934 = exp2f(v1933);
-    const float v1935 = v205.x[0];
-    const float v1936 = v1935 * v1934;
-    const float v1937 = v1936 + v1930;
-    v1924.x[0] = v1937;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v1938 = static_cast<unsigned int>(v1924.col(1, iron_linear_thread() & 31u));
-    const unsigned int v1939 = static_cast<unsigned int>(v1924.row(1, iron_linear_thread() & 31u));
-    const float v1941 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1942 = v1884 - v1941;
-    const float v1943 = exp2f(v1942);
-    const float v1945 = v203.x[1];
-    const float v1946 = v1945 - v1941;
-    const float v1947 = exp2f(v1946);
-    const float v1948 = v205.x[1];
-    const float v1949 = v1948 * v1947;
-    const float v1950 = v1949 + v1943;
-    v1924.x[1] = v1950;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v1951 = static_cast<unsigned int>(v1924.col(2, iron_linear_thread() & 31u));
-    const unsigned int v1952 = static_cast<unsigned int>(v1924.row(2, iron_linear_thread() & 31u));
-    const float v1954 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1955 = v1884 - v1954;
-    const float v1956 = exp2f(v1955);
-    const float v1958 = v203.x[2];
-    const float v1959 = v1958 - v1954;
-    const float v1960 = exp2f(v1959);
-    const float v1961 = v205.x[2];
-    const float v1962 = v1961 * v1960;
-    const float v1963 = v1962 + v1956;
-    v1924.x[2] = v1963;  // kernels/sdpa/flash_tile.hpp:225
-    const unsigned int v1964 = static_cast<unsigned int>(v1924.col(3, iron_linear_thread() & 31u));
-    const unsigned int v1965 = static_cast<unsigned int>(v1924.row(3, iron_linear_thread() & 31u));
-    const float v1967 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1968 = v1884 - v1967;
-    const float v1969 = exp2f(v1968);
-    const float v1971 = v203.x[3];
-    const float v1972 = v1971 - v1967;
-    const float v1973 = exp2f(v1972);
-    const float v1974 = v205.x[3];
-    const float v1975 = v1974 * v1973;
-    const float v1976 = v1975 + v1969;
-    v1924.x[3] = v1976;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v1978;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v1978, 0.0f);
-    const float v1982 = v1924.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v1984 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1985 = v203.x[0];
-    const float v1986 = v1985 - v1984;
-    const float v1987 = exp2f(v1986);
-    const float v1988 = v1987 / v1982;
-    const bool v1990 = v1982 > 0.0f;
-    const float v1991 = v1990 ? v1988 : 0.0f;
-    v1978.x[0] = v1991;  // kernels/sdpa/flash_tile.hpp:229
-    const float v1995 = v1924.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v1997 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1998 = v203.x[1];
-    const float v1999 = v1998 - v1997;
-    const float v2000 = exp2f(v1999);
-    const float v2001 = v2000 / v1995;
-    const bool v2003 = v1995 > 0.0f;
-    const float v2004 = v2003 ? v2001 : 0.0f;
-    v1978.x[1] = v2004;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2008 = v1924.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2010 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2011 = v203.x[2];
-    const float v2012 = v2011 - v2010;
-    const float v2013 = exp2f(v2012);
-    const float v2014 = v2013 / v2008;
-    const bool v2016 = v2008 > 0.0f;
-    const float v2017 = v2016 ? v2014 : 0.0f;
-    v1978.x[2] = v2017;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2021 = v1924.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2023 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2024 = v203.x[3];
-    const float v2025 = v2024 - v2023;
-    const float v2026 = exp2f(v2025);
-    const float v2027 = v2026 / v2021;
-    const bool v2029 = v2021 > 0.0f;
-    const float v2030 = v2029 ? v2027 : 0.0f;
-    v1978.x[3] = v2030;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v2032 = v46 + v4237;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2033 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2034 = v207.x[0];
-    const float v2035 = v2034 * v2033;
-    const bool v2036 = v2032 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2036) {
-      const iron_bf16 v2040 = iron_f32_to_bf16(v2035);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2042 = v11 + v2032;
-      const unsigned int v2043 = v2042 * v1;
-      const unsigned int v2044 = v2043 + v26;
-      const unsigned int v2045 = v2044 << 6u;
-      const unsigned int v2046 = v2045 + v4236;
-      out[v2046] = v2040;
+    const float v1678 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v1680;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v1680, 0.0f);
+    const float v1684 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1685 = fmaxf(v1684, v1678);
+    const bool v1688 = v1685 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1689 = v1688 ? 0.0f : v1685;
+    v1680.x[0] = v1689;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1693 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1694 = fmaxf(v1693, v1678);
+    const bool v1697 = v1694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1698 = v1697 ? 0.0f : v1694;
+    v1680.x[1] = v1698;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1702 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1703 = fmaxf(v1702, v1678);
+    const bool v1706 = v1703 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1707 = v1706 ? 0.0f : v1703;
+    v1680.x[2] = v1707;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1711 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1712 = fmaxf(v1711, v1678);
+    const bool v1715 = v1712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1716 = v1715 ? 0.0f : v1712;
+    v1680.x[3] = v1716;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v1718;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v1718, 0.0f);
+    const unsigned int v1719 = static_cast<unsigned int>(v1718.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v1720 = static_cast<unsigned int>(v1718.row(0, iron_linear_thread() & 31u));
+    const float v1722 = v1680.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1723 = v1678 - v1722;
+    const float v1724 = exp2f(v1723);
+    const float v1727 = v1684 - v1722;
+    const float v1728 = exp2f(v1727);
+    const float v1729 = v205.x[0];
+    const float v1730 = v1729 * v1728;
+    const float v1731 = v1730 + v1724;
+    v1718.x[0] = v1731;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v1732 = static_cast<unsigned int>(v1718.col(1, iron_linear_thread() & 31u));
+    const unsigned int v1733 = static_cast<unsigned int>(v1718.row(1, iron_linear_thread() & 31u));
+    const float v1735 = v1680.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1736 = v1678 - v1735;
+    const float v1737 = exp2f(v1736);
+    const float v1740 = v1693 - v1735;
+    const float v1741 = exp2f(v1740);
+    const float v1742 = v205.x[1];
+    const float v1743 = v1742 * v1741;
+    const float v1744 = v1743 + v1737;
+    v1718.x[1] = v1744;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v1745 = static_cast<unsigned int>(v1718.col(2, iron_linear_thread() & 31u));
+    const unsigned int v1746 = static_cast<unsigned int>(v1718.row(2, iron_linear_thread() & 31u));
+    const float v1748 = v1680.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1749 = v1678 - v1748;
+    const float v1750 = exp2f(v1749);
+    const float v1753 = v1702 - v1748;
+    const float v1754 = exp2f(v1753);
+    const float v1755 = v205.x[2];
+    const float v1756 = v1755 * v1754;
+    const float v1757 = v1756 + v1750;
+    v1718.x[2] = v1757;  // kernels/sdpa/flash_tile.hpp:253
+    const unsigned int v1758 = static_cast<unsigned int>(v1718.col(3, iron_linear_thread() & 31u));
+    const unsigned int v1759 = static_cast<unsigned int>(v1718.row(3, iron_linear_thread() & 31u));
+    const float v1761 = v1680.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1762 = v1678 - v1761;
+    const float v1763 = exp2f(v1762);
+    const float v1766 = v1711 - v1761;
+    const float v1767 = exp2f(v1766);
+    const float v1768 = v205.x[3];
+    const float v1769 = v1768 * v1767;
+    const float v1770 = v1769 + v1763;
+    v1718.x[3] = v1770;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v1772;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v1772, 0.0f);
+    const float v1776 = v1718.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1782 = v1728 / v1776;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1784 = v1776 > 0.0f;
+    const float v1785 = v1784 ? v1782 : 0.0f;
+    v1772.x[0] = v1785;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1789 = v1718.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1795 = v1741 / v1789;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1797 = v1789 > 0.0f;
+    const float v1798 = v1797 ? v1795 : 0.0f;
+    v1772.x[1] = v1798;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1802 = v1718.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1808 = v1754 / v1802;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1810 = v1802 > 0.0f;
+    const float v1811 = v1810 ? v1808 : 0.0f;
+    v1772.x[2] = v1811;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1815 = v1718.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1821 = v1767 / v1815;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1823 = v1815 > 0.0f;
+    const float v1824 = v1823 ? v1821 : 0.0f;
+    v1772.x[3] = v1824;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v1826 = v46 + v3825;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1827 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1828 = v207.x[0];
+    const float v1829 = v1828 * v1827;
+    const bool v1830 = v1826 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1830) {
+      const iron_bf16 v1834 = iron_f32_to_bf16(v1829);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1836 = v11 + v1826;
+      const unsigned int v1837 = v1836 * v1;
+      const unsigned int v1838 = v1837 + v26;
+      const unsigned int v1839 = v1838 << 6u;
+      const unsigned int v1840 = v1839 + v3824;
+      out[v1840] = v1834;
     }
-    const unsigned int v2048 = v46 + v4242;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2049 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2050 = v207.x[1];
-    const float v2051 = v2050 * v2049;
-    const bool v2052 = v2048 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2052) {
-      const iron_bf16 v2056 = iron_f32_to_bf16(v2051);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2058 = v11 + v2048;
-      const unsigned int v2059 = v2058 * v1;
-      const unsigned int v2060 = v2059 + v26;
-      const unsigned int v2061 = v2060 << 6u;
-      const unsigned int v2062 = v2061 + v4241;
-      out[v2062] = v2056;
+    const unsigned int v1842 = v46 + v3830;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1843 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1844 = v207.x[1];
+    const float v1845 = v1844 * v1843;
+    const bool v1846 = v1842 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1846) {
+      const iron_bf16 v1850 = iron_f32_to_bf16(v1845);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1852 = v11 + v1842;
+      const unsigned int v1853 = v1852 * v1;
+      const unsigned int v1854 = v1853 + v26;
+      const unsigned int v1855 = v1854 << 6u;
+      const unsigned int v1856 = v1855 + v3829;
+      out[v1856] = v1850;
     }
-    const unsigned int v2064 = v46 + v4247;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2065 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2066 = v207.x[2];
-    const float v2067 = v2066 * v2065;
-    const bool v2068 = v2064 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2068) {
-      const iron_bf16 v2072 = iron_f32_to_bf16(v2067);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2074 = v11 + v2064;
-      const unsigned int v2075 = v2074 * v1;
-      const unsigned int v2076 = v2075 + v26;
-      const unsigned int v2077 = v2076 << 6u;
-      const unsigned int v2078 = v2077 + v4246;
-      out[v2078] = v2072;
+    const unsigned int v1858 = v46 + v3835;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1859 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1860 = v207.x[2];
+    const float v1861 = v1860 * v1859;
+    const bool v1862 = v1858 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1862) {
+      const iron_bf16 v1866 = iron_f32_to_bf16(v1861);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1868 = v11 + v1858;
+      const unsigned int v1869 = v1868 * v1;
+      const unsigned int v1870 = v1869 + v26;
+      const unsigned int v1871 = v1870 << 6u;
+      const unsigned int v1872 = v1871 + v3834;
+      out[v1872] = v1866;
     }
-    const unsigned int v2080 = v46 + v4252;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2081 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2082 = v207.x[3];
-    const float v2083 = v2082 * v2081;
-    const bool v2084 = v2080 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2084) {
-      const iron_bf16 v2088 = iron_f32_to_bf16(v2083);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2090 = v11 + v2080;
-      const unsigned int v2091 = v2090 * v1;
-      const unsigned int v2092 = v2091 + v26;
-      const unsigned int v2093 = v2092 << 6u;
-      const unsigned int v2094 = v2093 + v4251;
-      out[v2094] = v2088;
+    const unsigned int v1874 = v46 + v3840;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1875 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1876 = v207.x[3];
+    const float v1877 = v1876 * v1875;
+    const bool v1878 = v1874 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1878) {
+      const iron_bf16 v1882 = iron_f32_to_bf16(v1877);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1884 = v11 + v1874;
+      const unsigned int v1885 = v1884 * v1;
+      const unsigned int v1886 = v1885 + v26;
+      const unsigned int v1887 = v1886 << 6u;
+      const unsigned int v1888 = v1887 + v3839;
+      out[v1888] = v1882;
     }
-    const unsigned int v2096 = v46 + v4257;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2097 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2098 = v207.x[4];
-    const float v2099 = v2098 * v2097;
-    const bool v2100 = v2096 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2100) {
-      const iron_bf16 v2104 = iron_f32_to_bf16(v2099);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2106 = v11 + v2096;
-      const unsigned int v2107 = v2106 * v1;
-      const unsigned int v2108 = v2107 + v26;
-      const unsigned int v2109 = v2108 << 6u;
-      const unsigned int v2110 = v2109 + v4256;
-      out[v2110] = v2104;
+    const unsigned int v1890 = v46 + v3845;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1891 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1892 = v207.x[4];
+    const float v1893 = v1892 * v1891;
+    const bool v1894 = v1890 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1894) {
+      const iron_bf16 v1898 = iron_f32_to_bf16(v1893);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1900 = v11 + v1890;
+      const unsigned int v1901 = v1900 * v1;
+      const unsigned int v1902 = v1901 + v26;
+      const unsigned int v1903 = v1902 << 6u;
+      const unsigned int v1904 = v1903 + v3844;
+      out[v1904] = v1898;
     }
-    const unsigned int v2112 = v46 + v4262;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2113 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2114 = v207.x[5];
-    const float v2115 = v2114 * v2113;
-    const bool v2116 = v2112 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2116) {
-      const iron_bf16 v2120 = iron_f32_to_bf16(v2115);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2122 = v11 + v2112;
-      const unsigned int v2123 = v2122 * v1;
-      const unsigned int v2124 = v2123 + v26;
-      const unsigned int v2125 = v2124 << 6u;
-      const unsigned int v2126 = v2125 + v4261;
-      out[v2126] = v2120;
+    const unsigned int v1906 = v46 + v3850;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1907 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1908 = v207.x[5];
+    const float v1909 = v1908 * v1907;
+    const bool v1910 = v1906 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1910) {
+      const iron_bf16 v1914 = iron_f32_to_bf16(v1909);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1916 = v11 + v1906;
+      const unsigned int v1917 = v1916 * v1;
+      const unsigned int v1918 = v1917 + v26;
+      const unsigned int v1919 = v1918 << 6u;
+      const unsigned int v1920 = v1919 + v3849;
+      out[v1920] = v1914;
     }
-    const unsigned int v2128 = v46 + v4267;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2129 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2130 = v207.x[6];
-    const float v2131 = v2130 * v2129;
-    const bool v2132 = v2128 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2132) {
-      const iron_bf16 v2136 = iron_f32_to_bf16(v2131);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2138 = v11 + v2128;
-      const unsigned int v2139 = v2138 * v1;
-      const unsigned int v2140 = v2139 + v26;
-      const unsigned int v2141 = v2140 << 6u;
-      const unsigned int v2142 = v2141 + v4266;
-      out[v2142] = v2136;
+    const unsigned int v1922 = v46 + v3855;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1923 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1924 = v207.x[6];
+    const float v1925 = v1924 * v1923;
+    const bool v1926 = v1922 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1926) {
+      const iron_bf16 v1930 = iron_f32_to_bf16(v1925);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1932 = v11 + v1922;
+      const unsigned int v1933 = v1932 * v1;
+      const unsigned int v1934 = v1933 + v26;
+      const unsigned int v1935 = v1934 << 6u;
+      const unsigned int v1936 = v1935 + v3854;
+      out[v1936] = v1930;
     }
-    const unsigned int v2144 = v46 + v4272;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2145 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2146 = v207.x[7];
-    const float v2147 = v2146 * v2145;
-    const bool v2148 = v2144 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2148) {
-      const iron_bf16 v2152 = iron_f32_to_bf16(v2147);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2154 = v11 + v2144;
-      const unsigned int v2155 = v2154 * v1;
-      const unsigned int v2156 = v2155 + v26;
-      const unsigned int v2157 = v2156 << 6u;
-      const unsigned int v2158 = v2157 + v4271;
-      out[v2158] = v2152;
+    const unsigned int v1938 = v46 + v3860;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1939 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1940 = v207.x[7];
+    const float v1941 = v1940 * v1939;
+    const bool v1942 = v1938 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1942) {
+      const iron_bf16 v1946 = iron_f32_to_bf16(v1941);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1948 = v11 + v1938;
+      const unsigned int v1949 = v1948 * v1;
+      const unsigned int v1950 = v1949 + v26;
+      const unsigned int v1951 = v1950 << 6u;
+      const unsigned int v1952 = v1951 + v3859;
+      out[v1952] = v1946;
     }
-    const unsigned int v2160 = v46 + v4277;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2161 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2162 = v207.x[8];
-    const float v2163 = v2162 * v2161;
-    const bool v2164 = v2160 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2164) {
-      const iron_bf16 v2168 = iron_f32_to_bf16(v2163);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2170 = v11 + v2160;
-      const unsigned int v2171 = v2170 * v1;
-      const unsigned int v2172 = v2171 + v26;
-      const unsigned int v2173 = v2172 << 6u;
-      const unsigned int v2174 = v2173 + v4276;
-      out[v2174] = v2168;
+    const unsigned int v1954 = v46 + v3865;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1955 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1956 = v207.x[8];
+    const float v1957 = v1956 * v1955;
+    const bool v1958 = v1954 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1958) {
+      const iron_bf16 v1962 = iron_f32_to_bf16(v1957);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1964 = v11 + v1954;
+      const unsigned int v1965 = v1964 * v1;
+      const unsigned int v1966 = v1965 + v26;
+      const unsigned int v1967 = v1966 << 6u;
+      const unsigned int v1968 = v1967 + v3864;
+      out[v1968] = v1962;
     }
-    const unsigned int v2176 = v46 + v4282;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2177 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2178 = v207.x[9];
-    const float v2179 = v2178 * v2177;
-    const bool v2180 = v2176 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2180) {
-      const iron_bf16 v2184 = iron_f32_to_bf16(v2179);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2186 = v11 + v2176;
-      const unsigned int v2187 = v2186 * v1;
-      const unsigned int v2188 = v2187 + v26;
-      const unsigned int v2189 = v2188 << 6u;
-      const unsigned int v2190 = v2189 + v4281;
-      out[v2190] = v2184;
+    const unsigned int v1970 = v46 + v3870;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1971 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1972 = v207.x[9];
+    const float v1973 = v1972 * v1971;
+    const bool v1974 = v1970 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1974) {
+      const iron_bf16 v1978 = iron_f32_to_bf16(v1973);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1980 = v11 + v1970;
+      const unsigned int v1981 = v1980 * v1;
+      const unsigned int v1982 = v1981 + v26;
+      const unsigned int v1983 = v1982 << 6u;
+      const unsigned int v1984 = v1983 + v3869;
+      out[v1984] = v1978;
     }
-    const unsigned int v2192 = v46 + v4287;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2193 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2194 = v207.x[10];
-    const float v2195 = v2194 * v2193;
-    const bool v2196 = v2192 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2196) {
-      const iron_bf16 v2200 = iron_f32_to_bf16(v2195);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2202 = v11 + v2192;
-      const unsigned int v2203 = v2202 * v1;
-      const unsigned int v2204 = v2203 + v26;
-      const unsigned int v2205 = v2204 << 6u;
-      const unsigned int v2206 = v2205 + v4286;
-      out[v2206] = v2200;
+    const unsigned int v1986 = v46 + v3875;  // kernels/sdpa/flash_tile.hpp:263
+    const float v1987 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v1988 = v207.x[10];
+    const float v1989 = v1988 * v1987;
+    const bool v1990 = v1986 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v1990) {
+      const iron_bf16 v1994 = iron_f32_to_bf16(v1989);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v1996 = v11 + v1986;
+      const unsigned int v1997 = v1996 * v1;
+      const unsigned int v1998 = v1997 + v26;
+      const unsigned int v1999 = v1998 << 6u;
+      const unsigned int v2000 = v1999 + v3874;
+      out[v2000] = v1994;
     }
-    const unsigned int v2208 = v46 + v4292;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2209 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2210 = v207.x[11];
-    const float v2211 = v2210 * v2209;
-    const bool v2212 = v2208 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2212) {
-      const iron_bf16 v2216 = iron_f32_to_bf16(v2211);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2218 = v11 + v2208;
-      const unsigned int v2219 = v2218 * v1;
-      const unsigned int v2220 = v2219 + v26;
-      const unsigned int v2221 = v2220 << 6u;
-      const unsigned int v2222 = v2221 + v4291;
-      out[v2222] = v2216;
+    const unsigned int v2002 = v46 + v3880;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2003 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2004 = v207.x[11];
+    const float v2005 = v2004 * v2003;
+    const bool v2006 = v2002 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2006) {
+      const iron_bf16 v2010 = iron_f32_to_bf16(v2005);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2012 = v11 + v2002;
+      const unsigned int v2013 = v2012 * v1;
+      const unsigned int v2014 = v2013 + v26;
+      const unsigned int v2015 = v2014 << 6u;
+      const unsigned int v2016 = v2015 + v3879;
+      out[v2016] = v2010;
     }
-    const unsigned int v2224 = v46 + v4297;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2225 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2226 = v207.x[12];
-    const float v2227 = v2226 * v2225;
-    const bool v2228 = v2224 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2228) {
-      const iron_bf16 v2232 = iron_f32_to_bf16(v2227);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2234 = v11 + v2224;
-      const unsigned int v2235 = v2234 * v1;
-      const unsigned int v2236 = v2235 + v26;
-      const unsigned int v2237 = v2236 << 6u;
-      const unsigned int v2238 = v2237 + v4296;
-      out[v2238] = v2232;
+    const unsigned int v2018 = v46 + v3885;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2019 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2020 = v207.x[12];
+    const float v2021 = v2020 * v2019;
+    const bool v2022 = v2018 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2022) {
+      const iron_bf16 v2026 = iron_f32_to_bf16(v2021);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2028 = v11 + v2018;
+      const unsigned int v2029 = v2028 * v1;
+      const unsigned int v2030 = v2029 + v26;
+      const unsigned int v2031 = v2030 << 6u;
+      const unsigned int v2032 = v2031 + v3884;
+      out[v2032] = v2026;
     }
-    const unsigned int v2240 = v46 + v4302;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2241 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2242 = v207.x[13];
-    const float v2243 = v2242 * v2241;
-    const bool v2244 = v2240 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2244) {
-      const iron_bf16 v2248 = iron_f32_to_bf16(v2243);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2250 = v11 + v2240;
-      const unsigned int v2251 = v2250 * v1;
-      const unsigned int v2252 = v2251 + v26;
-      const unsigned int v2253 = v2252 << 6u;
-      const unsigned int v2254 = v2253 + v4301;
-      out[v2254] = v2248;
+    const unsigned int v2034 = v46 + v3890;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2035 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2036 = v207.x[13];
+    const float v2037 = v2036 * v2035;
+    const bool v2038 = v2034 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2038) {
+      const iron_bf16 v2042 = iron_f32_to_bf16(v2037);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2044 = v11 + v2034;
+      const unsigned int v2045 = v2044 * v1;
+      const unsigned int v2046 = v2045 + v26;
+      const unsigned int v2047 = v2046 << 6u;
+      const unsigned int v2048 = v2047 + v3889;
+      out[v2048] = v2042;
     }
-    const unsigned int v2256 = v46 + v4307;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2257 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2258 = v207.x[14];
-    const float v2259 = v2258 * v2257;
-    const bool v2260 = v2256 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2260) {
-      const iron_bf16 v2264 = iron_f32_to_bf16(v2259);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2266 = v11 + v2256;
-      const unsigned int v2267 = v2266 * v1;
-      const unsigned int v2268 = v2267 + v26;
-      const unsigned int v2269 = v2268 << 6u;
-      const unsigned int v2270 = v2269 + v4306;
-      out[v2270] = v2264;
+    const unsigned int v2050 = v46 + v3895;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2051 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2052 = v207.x[14];
+    const float v2053 = v2052 * v2051;
+    const bool v2054 = v2050 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2054) {
+      const iron_bf16 v2058 = iron_f32_to_bf16(v2053);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2060 = v11 + v2050;
+      const unsigned int v2061 = v2060 * v1;
+      const unsigned int v2062 = v2061 + v26;
+      const unsigned int v2063 = v2062 << 6u;
+      const unsigned int v2064 = v2063 + v3894;
+      out[v2064] = v2058;
     }
-    const unsigned int v2272 = v46 + v4312;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2273 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2274 = v207.x[15];
-    const float v2275 = v2274 * v2273;
-    const bool v2276 = v2272 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2276) {
-      const iron_bf16 v2280 = iron_f32_to_bf16(v2275);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2282 = v11 + v2272;
-      const unsigned int v2283 = v2282 * v1;
-      const unsigned int v2284 = v2283 + v26;
-      const unsigned int v2285 = v2284 << 6u;
-      const unsigned int v2286 = v2285 + v4311;
-      out[v2286] = v2280;
+    const unsigned int v2066 = v46 + v3900;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2067 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2068 = v207.x[15];
+    const float v2069 = v2068 * v2067;
+    const bool v2070 = v2066 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2070) {
+      const iron_bf16 v2074 = iron_f32_to_bf16(v2069);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2076 = v11 + v2066;
+      const unsigned int v2077 = v2076 * v1;
+      const unsigned int v2078 = v2077 + v26;
+      const unsigned int v2079 = v2078 << 6u;
+      const unsigned int v2080 = v2079 + v3899;
+      out[v2080] = v2074;
     }
-    const unsigned int v2288 = v46 + v4317;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2289 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2290 = v207.x[16];
-    const float v2291 = v2290 * v2289;
-    const bool v2292 = v2288 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2292) {
-      const iron_bf16 v2296 = iron_f32_to_bf16(v2291);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2298 = v11 + v2288;
-      const unsigned int v2299 = v2298 * v1;
-      const unsigned int v2300 = v2299 + v26;
-      const unsigned int v2301 = v2300 << 6u;
-      const unsigned int v2302 = v2301 + v4316;
-      out[v2302] = v2296;
+    const unsigned int v2082 = v46 + v3905;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2083 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2084 = v207.x[16];
+    const float v2085 = v2084 * v2083;
+    const bool v2086 = v2082 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2086) {
+      const iron_bf16 v2090 = iron_f32_to_bf16(v2085);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2092 = v11 + v2082;
+      const unsigned int v2093 = v2092 * v1;
+      const unsigned int v2094 = v2093 + v26;
+      const unsigned int v2095 = v2094 << 6u;
+      const unsigned int v2096 = v2095 + v3904;
+      out[v2096] = v2090;
     }
-    const unsigned int v2304 = v46 + v4322;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2305 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2306 = v207.x[17];
-    const float v2307 = v2306 * v2305;
-    const bool v2308 = v2304 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2308) {
-      const iron_bf16 v2312 = iron_f32_to_bf16(v2307);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2314 = v11 + v2304;
-      const unsigned int v2315 = v2314 * v1;
-      const unsigned int v2316 = v2315 + v26;
-      const unsigned int v2317 = v2316 << 6u;
-      const unsigned int v2318 = v2317 + v4321;
-      out[v2318] = v2312;
+    const unsigned int v2098 = v46 + v3910;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2099 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2100 = v207.x[17];
+    const float v2101 = v2100 * v2099;
+    const bool v2102 = v2098 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2102) {
+      const iron_bf16 v2106 = iron_f32_to_bf16(v2101);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2108 = v11 + v2098;
+      const unsigned int v2109 = v2108 * v1;
+      const unsigned int v2110 = v2109 + v26;
+      const unsigned int v2111 = v2110 << 6u;
+      const unsigned int v2112 = v2111 + v3909;
+      out[v2112] = v2106;
     }
-    const unsigned int v2320 = v46 + v4327;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2321 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2322 = v207.x[18];
-    const float v2323 = v2322 * v2321;
-    const bool v2324 = v2320 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2324) {
-      const iron_bf16 v2328 = iron_f32_to_bf16(v2323);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2330 = v11 + v2320;
-      const unsigned int v2331 = v2330 * v1;
-      const unsigned int v2332 = v2331 + v26;
-      const unsigned int v2333 = v2332 << 6u;
-      const unsigned int v2334 = v2333 + v4326;
-      out[v2334] = v2328;
+    const unsigned int v2114 = v46 + v3915;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2115 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2116 = v207.x[18];
+    const float v2117 = v2116 * v2115;
+    const bool v2118 = v2114 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2118) {
+      const iron_bf16 v2122 = iron_f32_to_bf16(v2117);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2124 = v11 + v2114;
+      const unsigned int v2125 = v2124 * v1;
+      const unsigned int v2126 = v2125 + v26;
+      const unsigned int v2127 = v2126 << 6u;
+      const unsigned int v2128 = v2127 + v3914;
+      out[v2128] = v2122;
     }
-    const unsigned int v2336 = v46 + v4332;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2337 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2338 = v207.x[19];
-    const float v2339 = v2338 * v2337;
-    const bool v2340 = v2336 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2340) {
-      const iron_bf16 v2344 = iron_f32_to_bf16(v2339);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2346 = v11 + v2336;
-      const unsigned int v2347 = v2346 * v1;
-      const unsigned int v2348 = v2347 + v26;
-      const unsigned int v2349 = v2348 << 6u;
-      const unsigned int v2350 = v2349 + v4331;
-      out[v2350] = v2344;
+    const unsigned int v2130 = v46 + v3920;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2131 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2132 = v207.x[19];
+    const float v2133 = v2132 * v2131;
+    const bool v2134 = v2130 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2134) {
+      const iron_bf16 v2138 = iron_f32_to_bf16(v2133);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2140 = v11 + v2130;
+      const unsigned int v2141 = v2140 * v1;
+      const unsigned int v2142 = v2141 + v26;
+      const unsigned int v2143 = v2142 << 6u;
+      const unsigned int v2144 = v2143 + v3919;
+      out[v2144] = v2138;
     }
-    const unsigned int v2352 = v46 + v4337;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2353 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2354 = v207.x[20];
-    const float v2355 = v2354 * v2353;
-    const bool v2356 = v2352 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2356) {
-      const iron_bf16 v2360 = iron_f32_to_bf16(v2355);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2362 = v11 + v2352;
-      const unsigned int v2363 = v2362 * v1;
-      const unsigned int v2364 = v2363 + v26;
-      const unsigned int v2365 = v2364 << 6u;
-      const unsigned int v2366 = v2365 + v4336;
-      out[v2366] = v2360;
+    const unsigned int v2146 = v46 + v3925;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2147 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2148 = v207.x[20];
+    const float v2149 = v2148 * v2147;
+    const bool v2150 = v2146 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2150) {
+      const iron_bf16 v2154 = iron_f32_to_bf16(v2149);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2156 = v11 + v2146;
+      const unsigned int v2157 = v2156 * v1;
+      const unsigned int v2158 = v2157 + v26;
+      const unsigned int v2159 = v2158 << 6u;
+      const unsigned int v2160 = v2159 + v3924;
+      out[v2160] = v2154;
     }
-    const unsigned int v2368 = v46 + v4342;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2369 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2370 = v207.x[21];
-    const float v2371 = v2370 * v2369;
-    const bool v2372 = v2368 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2372) {
-      const iron_bf16 v2376 = iron_f32_to_bf16(v2371);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2378 = v11 + v2368;
-      const unsigned int v2379 = v2378 * v1;
-      const unsigned int v2380 = v2379 + v26;
-      const unsigned int v2381 = v2380 << 6u;
-      const unsigned int v2382 = v2381 + v4341;
-      out[v2382] = v2376;
+    const unsigned int v2162 = v46 + v3930;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2163 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2164 = v207.x[21];
+    const float v2165 = v2164 * v2163;
+    const bool v2166 = v2162 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2166) {
+      const iron_bf16 v2170 = iron_f32_to_bf16(v2165);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2172 = v11 + v2162;
+      const unsigned int v2173 = v2172 * v1;
+      const unsigned int v2174 = v2173 + v26;
+      const unsigned int v2175 = v2174 << 6u;
+      const unsigned int v2176 = v2175 + v3929;
+      out[v2176] = v2170;
     }
-    const unsigned int v2384 = v46 + v4347;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2385 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2386 = v207.x[22];
-    const float v2387 = v2386 * v2385;
-    const bool v2388 = v2384 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2388) {
-      const iron_bf16 v2392 = iron_f32_to_bf16(v2387);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2394 = v11 + v2384;
-      const unsigned int v2395 = v2394 * v1;
-      const unsigned int v2396 = v2395 + v26;
-      const unsigned int v2397 = v2396 << 6u;
-      const unsigned int v2398 = v2397 + v4346;
-      out[v2398] = v2392;
+    const unsigned int v2178 = v46 + v3935;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2179 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2180 = v207.x[22];
+    const float v2181 = v2180 * v2179;
+    const bool v2182 = v2178 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2182) {
+      const iron_bf16 v2186 = iron_f32_to_bf16(v2181);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2188 = v11 + v2178;
+      const unsigned int v2189 = v2188 * v1;
+      const unsigned int v2190 = v2189 + v26;
+      const unsigned int v2191 = v2190 << 6u;
+      const unsigned int v2192 = v2191 + v3934;
+      out[v2192] = v2186;
     }
-    const unsigned int v2400 = v46 + v4352;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2401 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2402 = v207.x[23];
-    const float v2403 = v2402 * v2401;
-    const bool v2404 = v2400 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2404) {
-      const iron_bf16 v2408 = iron_f32_to_bf16(v2403);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2410 = v11 + v2400;
-      const unsigned int v2411 = v2410 * v1;
-      const unsigned int v2412 = v2411 + v26;
-      const unsigned int v2413 = v2412 << 6u;
-      const unsigned int v2414 = v2413 + v4351;
-      out[v2414] = v2408;
+    const unsigned int v2194 = v46 + v3940;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2195 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2196 = v207.x[23];
+    const float v2197 = v2196 * v2195;
+    const bool v2198 = v2194 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2198) {
+      const iron_bf16 v2202 = iron_f32_to_bf16(v2197);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2204 = v11 + v2194;
+      const unsigned int v2205 = v2204 * v1;
+      const unsigned int v2206 = v2205 + v26;
+      const unsigned int v2207 = v2206 << 6u;
+      const unsigned int v2208 = v2207 + v3939;
+      out[v2208] = v2202;
     }
-    const unsigned int v2416 = v46 + v4357;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2417 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2418 = v207.x[24];
-    const float v2419 = v2418 * v2417;
-    const bool v2420 = v2416 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2420) {
-      const iron_bf16 v2424 = iron_f32_to_bf16(v2419);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2426 = v11 + v2416;
-      const unsigned int v2427 = v2426 * v1;
-      const unsigned int v2428 = v2427 + v26;
-      const unsigned int v2429 = v2428 << 6u;
-      const unsigned int v2430 = v2429 + v4356;
-      out[v2430] = v2424;
+    const unsigned int v2210 = v46 + v3945;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2211 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2212 = v207.x[24];
+    const float v2213 = v2212 * v2211;
+    const bool v2214 = v2210 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2214) {
+      const iron_bf16 v2218 = iron_f32_to_bf16(v2213);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2220 = v11 + v2210;
+      const unsigned int v2221 = v2220 * v1;
+      const unsigned int v2222 = v2221 + v26;
+      const unsigned int v2223 = v2222 << 6u;
+      const unsigned int v2224 = v2223 + v3944;
+      out[v2224] = v2218;
     }
-    const unsigned int v2432 = v46 + v4362;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2433 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2434 = v207.x[25];
-    const float v2435 = v2434 * v2433;
-    const bool v2436 = v2432 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2436) {
-      const iron_bf16 v2440 = iron_f32_to_bf16(v2435);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2442 = v11 + v2432;
-      const unsigned int v2443 = v2442 * v1;
-      const unsigned int v2444 = v2443 + v26;
-      const unsigned int v2445 = v2444 << 6u;
-      const unsigned int v2446 = v2445 + v4361;
-      out[v2446] = v2440;
+    const unsigned int v2226 = v46 + v3950;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2227 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2228 = v207.x[25];
+    const float v2229 = v2228 * v2227;
+    const bool v2230 = v2226 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2230) {
+      const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2236 = v11 + v2226;
+      const unsigned int v2237 = v2236 * v1;
+      const unsigned int v2238 = v2237 + v26;
+      const unsigned int v2239 = v2238 << 6u;
+      const unsigned int v2240 = v2239 + v3949;
+      out[v2240] = v2234;
     }
-    const unsigned int v2448 = v46 + v4367;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2449 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2450 = v207.x[26];
-    const float v2451 = v2450 * v2449;
-    const bool v2452 = v2448 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2452) {
-      const iron_bf16 v2456 = iron_f32_to_bf16(v2451);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2458 = v11 + v2448;
-      const unsigned int v2459 = v2458 * v1;
-      const unsigned int v2460 = v2459 + v26;
-      const unsigned int v2461 = v2460 << 6u;
-      const unsigned int v2462 = v2461 + v4366;
-      out[v2462] = v2456;
+    const unsigned int v2242 = v46 + v3955;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2243 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2244 = v207.x[26];
+    const float v2245 = v2244 * v2243;
+    const bool v2246 = v2242 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2246) {
+      const iron_bf16 v2250 = iron_f32_to_bf16(v2245);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2252 = v11 + v2242;
+      const unsigned int v2253 = v2252 * v1;
+      const unsigned int v2254 = v2253 + v26;
+      const unsigned int v2255 = v2254 << 6u;
+      const unsigned int v2256 = v2255 + v3954;
+      out[v2256] = v2250;
     }
-    const unsigned int v2464 = v46 + v4372;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2465 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2466 = v207.x[27];
-    const float v2467 = v2466 * v2465;
-    const bool v2468 = v2464 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2468) {
-      const iron_bf16 v2472 = iron_f32_to_bf16(v2467);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2474 = v11 + v2464;
-      const unsigned int v2475 = v2474 * v1;
-      const unsigned int v2476 = v2475 + v26;
-      const unsigned int v2477 = v2476 << 6u;
-      const unsigned int v2478 = v2477 + v4371;
-      out[v2478] = v2472;
+    const unsigned int v2258 = v46 + v3960;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2259 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2260 = v207.x[27];
+    const float v2261 = v2260 * v2259;
+    const bool v2262 = v2258 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2262) {
+      const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2268 = v11 + v2258;
+      const unsigned int v2269 = v2268 * v1;
+      const unsigned int v2270 = v2269 + v26;
+      const unsigned int v2271 = v2270 << 6u;
+      const unsigned int v2272 = v2271 + v3959;
+      out[v2272] = v2266;
     }
-    const unsigned int v2480 = v46 + v4377;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2481 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2482 = v207.x[28];
-    const float v2483 = v2482 * v2481;
-    const bool v2484 = v2480 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2484) {
-      const iron_bf16 v2488 = iron_f32_to_bf16(v2483);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2490 = v11 + v2480;
-      const unsigned int v2491 = v2490 * v1;
-      const unsigned int v2492 = v2491 + v26;
-      const unsigned int v2493 = v2492 << 6u;
-      const unsigned int v2494 = v2493 + v4376;
-      out[v2494] = v2488;
+    const unsigned int v2274 = v46 + v3965;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2275 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2276 = v207.x[28];
+    const float v2277 = v2276 * v2275;
+    const bool v2278 = v2274 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2278) {
+      const iron_bf16 v2282 = iron_f32_to_bf16(v2277);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2284 = v11 + v2274;
+      const unsigned int v2285 = v2284 * v1;
+      const unsigned int v2286 = v2285 + v26;
+      const unsigned int v2287 = v2286 << 6u;
+      const unsigned int v2288 = v2287 + v3964;
+      out[v2288] = v2282;
     }
-    const unsigned int v2496 = v46 + v4382;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2497 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2498 = v207.x[29];
-    const float v2499 = v2498 * v2497;
-    const bool v2500 = v2496 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2500) {
-      const iron_bf16 v2504 = iron_f32_to_bf16(v2499);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2506 = v11 + v2496;
-      const unsigned int v2507 = v2506 * v1;
-      const unsigned int v2508 = v2507 + v26;
-      const unsigned int v2509 = v2508 << 6u;
-      const unsigned int v2510 = v2509 + v4381;
-      out[v2510] = v2504;
+    const unsigned int v2290 = v46 + v3970;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2291 = v1772.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2292 = v207.x[29];
+    const float v2293 = v2292 * v2291;
+    const bool v2294 = v2290 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2294) {
+      const iron_bf16 v2298 = iron_f32_to_bf16(v2293);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2300 = v11 + v2290;
+      const unsigned int v2301 = v2300 * v1;
+      const unsigned int v2302 = v2301 + v26;
+      const unsigned int v2303 = v2302 << 6u;
+      const unsigned int v2304 = v2303 + v3969;
+      out[v2304] = v2298;
     }
-    const unsigned int v2512 = v46 + v4387;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2513 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2514 = v207.x[30];
-    const float v2515 = v2514 * v2513;
-    const bool v2516 = v2512 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2516) {
-      const iron_bf16 v2520 = iron_f32_to_bf16(v2515);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2522 = v11 + v2512;
-      const unsigned int v2523 = v2522 * v1;
-      const unsigned int v2524 = v2523 + v26;
-      const unsigned int v2525 = v2524 << 6u;
-      const unsigned int v2526 = v2525 + v4386;
-      out[v2526] = v2520;
+    const unsigned int v2306 = v46 + v3975;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2307 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2308 = v207.x[30];
+    const float v2309 = v2308 * v2307;
+    const bool v2310 = v2306 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2310) {
+      const iron_bf16 v2314 = iron_f32_to_bf16(v2309);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2316 = v11 + v2306;
+      const unsigned int v2317 = v2316 * v1;
+      const unsigned int v2318 = v2317 + v26;
+      const unsigned int v2319 = v2318 << 6u;
+      const unsigned int v2320 = v2319 + v3974;
+      out[v2320] = v2314;
     }
-    const unsigned int v2528 = v46 + v4392;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2529 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2530 = v207.x[31];
-    const float v2531 = v2530 * v2529;
-    const bool v2532 = v2528 < v18;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2532) {
-      const iron_bf16 v2536 = iron_f32_to_bf16(v2531);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2538 = v11 + v2528;
-      const unsigned int v2539 = v2538 * v1;
-      const unsigned int v2540 = v2539 + v26;
-      const unsigned int v2541 = v2540 << 6u;
-      const unsigned int v2542 = v2541 + v4391;
-      out[v2542] = v2536;
+    const unsigned int v2322 = v46 + v3980;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2323 = v1772.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2324 = v207.x[31];
+    const float v2325 = v2324 * v2323;
+    const bool v2326 = v2322 < v18;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2326) {
+      const iron_bf16 v2330 = iron_f32_to_bf16(v2325);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2332 = v11 + v2322;
+      const unsigned int v2333 = v2332 * v1;
+      const unsigned int v2334 = v2333 + v26;
+      const unsigned int v2335 = v2334 << 6u;
+      const unsigned int v2336 = v2335 + v3979;
+      out[v2336] = v2330;
     }
-    const unsigned int v2544 = v46 + v1926;  // kernels/sdpa/flash_tile.hpp:242
-    const float v2546 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:243
-    const float v2547 = v1924.x[0];
-    const float v2548 = log2f(v2547);
-    const float v2549 = v2548 + v2546;
-    const float v2550 = v2549 * 0.6931472f;
-    const bool v2553 = v1925 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v2554 = v2544 < v18;
-    const bool v2555 = v2553 && v2554;
-    if (v2555) {
-      const unsigned int v2556 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v2557 = v2556 + v11;
-      const unsigned int v2558 = v2557 + v2544;
-      lse[v2558] = v2550;
+    const unsigned int v2338 = v46 + v1720;  // kernels/sdpa/flash_tile.hpp:270
+    const float v2342 = log2f(v1776);  // kernels/sdpa/flash_tile.hpp:271
+    const float v2343 = v2342 + v1722;
+    const float v2344 = v2343 * 0.6931472f;
+    const bool v2347 = v1719 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v2348 = v2338 < v18;
+    const bool v2349 = v2347 && v2348;
+    if (v2349) {
+      const unsigned int v2350 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v2351 = v2350 + v11;
+      const unsigned int v2352 = v2351 + v2338;
+      lse[v2352] = v2344;
     }
-    const unsigned int v2560 = v46 + v1939;  // kernels/sdpa/flash_tile.hpp:242
-    const float v2562 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:243
-    const float v2563 = v1924.x[1];
-    const float v2564 = log2f(v2563);
-    const float v2565 = v2564 + v2562;
-    const float v2566 = v2565 * 0.6931472f;
-    const bool v2569 = v1938 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v2570 = v2560 < v18;
-    const bool v2571 = v2569 && v2570;
-    if (v2571) {
-      const unsigned int v2572 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v2573 = v2572 + v11;
-      const unsigned int v2574 = v2573 + v2560;
-      lse[v2574] = v2566;
+    const unsigned int v2354 = v46 + v1733;  // kernels/sdpa/flash_tile.hpp:270
+    const float v2358 = log2f(v1789);  // kernels/sdpa/flash_tile.hpp:271
+    const float v2359 = v2358 + v1735;
+    const float v2360 = v2359 * 0.6931472f;
+    const bool v2363 = v1732 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v2364 = v2354 < v18;
+    const bool v2365 = v2363 && v2364;
+    if (v2365) {
+      const unsigned int v2366 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v2367 = v2366 + v11;
+      const unsigned int v2368 = v2367 + v2354;
+      lse[v2368] = v2360;
     }
-    const unsigned int v2576 = v46 + v1952;  // kernels/sdpa/flash_tile.hpp:242
-    const float v2578 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:243
-    const float v2579 = v1924.x[2];
-    const float v2580 = log2f(v2579);
-    const float v2581 = v2580 + v2578;
-    const float v2582 = v2581 * 0.6931472f;
-    const bool v2585 = v1951 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v2586 = v2576 < v18;
-    const bool v2587 = v2585 && v2586;
-    if (v2587) {
-      const unsigned int v2588 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v2589 = v2588 + v11;
-      const unsigned int v2590 = v2589 + v2576;
-      lse[v2590] = v2582;
+    const unsigned int v2370 = v46 + v1746;  // kernels/sdpa/flash_tile.hpp:270
+    const float v2374 = log2f(v1802);  // kernels/sdpa/flash_tile.hpp:271
+    const float v2375 = v2374 + v1748;
+    const float v2376 = v2375 * 0.6931472f;
+    const bool v2379 = v1745 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v2380 = v2370 < v18;
+    const bool v2381 = v2379 && v2380;
+    if (v2381) {
+      const unsigned int v2382 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v2383 = v2382 + v11;
+      const unsigned int v2384 = v2383 + v2370;
+      lse[v2384] = v2376;
     }
-    const unsigned int v2592 = v46 + v1965;  // kernels/sdpa/flash_tile.hpp:242
-    const float v2594 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:243
-    const float v2595 = v1924.x[3];
-    const float v2596 = log2f(v2595);
-    const float v2597 = v2596 + v2594;
-    const float v2598 = v2597 * 0.6931472f;
-    const bool v2601 = v1964 == v47;  // kernels/sdpa/flash_tile.hpp:244
-    const bool v2602 = v2592 < v18;
-    const bool v2603 = v2601 && v2602;
-    if (v2603) {
-      const unsigned int v2604 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
-      const unsigned int v2605 = v2604 + v11;
-      const unsigned int v2606 = v2605 + v2592;
-      lse[v2606] = v2598;
+    const unsigned int v2386 = v46 + v1759;  // kernels/sdpa/flash_tile.hpp:270
+    const float v2390 = log2f(v1815);  // kernels/sdpa/flash_tile.hpp:271
+    const float v2391 = v2390 + v1761;
+    const float v2392 = v2391 * 0.6931472f;
+    const bool v2395 = v1758 == v47;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v2396 = v2386 < v18;
+    const bool v2397 = v2395 && v2396;
+    if (v2397) {
+      const unsigned int v2398 = v26 * v3;  // kernels/sdpa/prefill.cpp:178
+      const unsigned int v2399 = v2398 + v11;
+      const unsigned int v2400 = v2399 + v2386;
+      lse[v2400] = v2392;
     }
   }
 }

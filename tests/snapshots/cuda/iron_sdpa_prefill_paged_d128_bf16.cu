@@ -568,7 +568,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const bool v332 = v329 && v331;
     const unsigned int v333 = v332 ? v327 : v42;
     const float v335 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v337;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v337;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v337, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v339;
     iron_frag_fill(v339, 0.0f);
@@ -577,4429 +577,3961 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     iron_frag<float, 2, 16, 64> v343;
     iron_frag_fill(v343, 0.0f);
 
-    for (unsigned int v5693 = v42; v5693 < 1u; v5693 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5694 = v5693 << 7u;
-      const unsigned int v5695 = v333 + v5694;
-      const bool v5696 = v5695 < v317;
-      if (v5696) {
+    for (unsigned int v5007 = v42; v5007 < 1u; v5007 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5008 = v5007 << 7u;
+      const unsigned int v5009 = v333 + v5008;
+      const bool v5010 = v5009 < v317;
+      if (v5010) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5698 = v5693 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v5708 = v5695 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5709 = v5708 < v35;
-          const unsigned int v5712 = v5709 ? v5708 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5714 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5715 = v5712 & v5714;
-          const unsigned int v5716 = v5712 >> (v41 & 31);
-          const unsigned int v5717 = v32 + v5716;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5718 = block_table[v5717];
-          const unsigned int v5720 = v5718 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5721 = v5720 + v30;
-          const unsigned int v5722 = v5721 * v6;
-          const unsigned int v5723 = v5722 + v5715;
-          const unsigned int v5724 = v5723 << 7u;
-          const unsigned int v5725 = v5724 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5734 = v5698 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5735 = v5734 + v81;
-          const unsigned int v5736 = v5735 + v79;
-          iron_copy_async<16>(shm1 + (v5736 ^ (((v5736 >> 6u) & 7u) << 3u)), k_pages + v5725, v5709);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5746 = v5695 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5747 = v5746 < v35;
-          const unsigned int v5750 = v5747 ? v5746 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5753 = v5750 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5754 = v5750 >> (v41 & 31);
-          const unsigned int v5755 = v32 + v5754;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5756 = block_table[v5755];
-          const unsigned int v5758 = v5756 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5759 = v5758 + v30;
-          const unsigned int v5760 = v5759 * v6;
-          const unsigned int v5761 = v5760 + v5753;
-          const unsigned int v5762 = v5761 << 7u;
-          const unsigned int v5763 = v5762 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5772 = v5698 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5773 = v5772 + v112;
-          const unsigned int v5774 = v5773 + v110;
-          iron_copy_async<16>(shm1 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), k_pages + v5763, v5747);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5784 = v5695 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5785 = v5784 < v35;
-          const unsigned int v5788 = v5785 ? v5784 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5791 = v5788 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5792 = v5788 >> (v41 & 31);
-          const unsigned int v5793 = v32 + v5792;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5794 = block_table[v5793];
-          const unsigned int v5796 = v5794 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5797 = v5796 + v30;
-          const unsigned int v5798 = v5797 * v6;
-          const unsigned int v5799 = v5798 + v5791;
-          const unsigned int v5800 = v5799 << 7u;
-          const unsigned int v5801 = v5800 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5810 = v5698 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5811 = v5810 + v143;
-          const unsigned int v5812 = v5811 + v141;
-          iron_copy_async<16>(shm1 + (v5812 ^ (((v5812 >> 6u) & 7u) << 3u)), k_pages + v5801, v5785);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5822 = v5695 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5823 = v5822 < v35;
-          const unsigned int v5826 = v5823 ? v5822 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5829 = v5826 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5830 = v5826 >> (v41 & 31);
-          const unsigned int v5831 = v32 + v5830;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5832 = block_table[v5831];
-          const unsigned int v5834 = v5832 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5835 = v5834 + v30;
-          const unsigned int v5836 = v5835 * v6;
-          const unsigned int v5837 = v5836 + v5829;
-          const unsigned int v5838 = v5837 << 7u;
-          const unsigned int v5839 = v5838 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5848 = v5698 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5849 = v5848 + v174;
-          const unsigned int v5850 = v5849 + v172;
-          iron_copy_async<16>(shm1 + (v5850 ^ (((v5850 >> 6u) & 7u) << 3u)), k_pages + v5839, v5823);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5860 = v5695 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5861 = v5860 < v35;
-          const unsigned int v5864 = v5861 ? v5860 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5867 = v5864 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5868 = v5864 >> (v41 & 31);
-          const unsigned int v5869 = v32 + v5868;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5870 = block_table[v5869];
-          const unsigned int v5872 = v5870 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5873 = v5872 + v30;
-          const unsigned int v5874 = v5873 * v6;
-          const unsigned int v5875 = v5874 + v5867;
-          const unsigned int v5876 = v5875 << 7u;
-          const unsigned int v5877 = v5876 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5886 = v5698 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5887 = v5886 + v205;
-          const unsigned int v5888 = v5887 + v203;
-          iron_copy_async<16>(shm1 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), k_pages + v5877, v5861);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5898 = v5695 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5899 = v5898 < v35;
-          const unsigned int v5902 = v5899 ? v5898 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5905 = v5902 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5906 = v5902 >> (v41 & 31);
-          const unsigned int v5907 = v32 + v5906;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5908 = block_table[v5907];
-          const unsigned int v5910 = v5908 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5911 = v5910 + v30;
-          const unsigned int v5912 = v5911 * v6;
-          const unsigned int v5913 = v5912 + v5905;
-          const unsigned int v5914 = v5913 << 7u;
-          const unsigned int v5915 = v5914 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5924 = v5698 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5925 = v5924 + v236;
-          const unsigned int v5926 = v5925 + v234;
-          iron_copy_async<16>(shm1 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), k_pages + v5915, v5899);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5936 = v5695 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5937 = v5936 < v35;
-          const unsigned int v5940 = v5937 ? v5936 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5943 = v5940 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5944 = v5940 >> (v41 & 31);
-          const unsigned int v5945 = v32 + v5944;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5946 = block_table[v5945];
-          const unsigned int v5948 = v5946 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5949 = v5948 + v30;
-          const unsigned int v5950 = v5949 * v6;
-          const unsigned int v5951 = v5950 + v5943;
-          const unsigned int v5952 = v5951 << 7u;
-          const unsigned int v5953 = v5952 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5962 = v5698 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5963 = v5962 + v267;
-          const unsigned int v5964 = v5963 + v265;
-          iron_copy_async<16>(shm1 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), k_pages + v5953, v5937);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5974 = v5695 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5975 = v5974 < v35;
-          const unsigned int v5978 = v5975 ? v5974 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5981 = v5978 & v5714;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5982 = v5978 >> (v41 & 31);
-          const unsigned int v5983 = v32 + v5982;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5984 = block_table[v5983];
-          const unsigned int v5986 = v5984 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5987 = v5986 + v30;
-          const unsigned int v5988 = v5987 * v6;
-          const unsigned int v5989 = v5988 + v5981;
-          const unsigned int v5990 = v5989 << 7u;
-          const unsigned int v5991 = v5990 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6000 = v5698 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6001 = v6000 + v298;
-          const unsigned int v6002 = v6001 + v296;
-          iron_copy_async<16>(shm1 + (v6002 ^ (((v6002 >> 6u) & 7u) << 3u)), k_pages + v5991, v5975);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6024 = block_table[v5717];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6026 = v6024 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6027 = v6026 + v30;
-          const unsigned int v6028 = v6027 * v6;
-          const unsigned int v6029 = v6028 + v5715;
-          const unsigned int v6030 = v6029 << 7u;
-          const unsigned int v6031 = v6030 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5736 ^ (((v5736 >> 6u) & 7u) << 3u)), v_pages + v6031, v5709);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6062 = block_table[v5755];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6064 = v6062 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6065 = v6064 + v30;
-          const unsigned int v6066 = v6065 * v6;
-          const unsigned int v6067 = v6066 + v5753;
-          const unsigned int v6068 = v6067 << 7u;
-          const unsigned int v6069 = v6068 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), v_pages + v6069, v5747);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6100 = block_table[v5793];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6102 = v6100 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6103 = v6102 + v30;
-          const unsigned int v6104 = v6103 * v6;
-          const unsigned int v6105 = v6104 + v5791;
-          const unsigned int v6106 = v6105 << 7u;
-          const unsigned int v6107 = v6106 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5812 ^ (((v5812 >> 6u) & 7u) << 3u)), v_pages + v6107, v5785);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6138 = block_table[v5831];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6140 = v6138 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6141 = v6140 + v30;
-          const unsigned int v6142 = v6141 * v6;
-          const unsigned int v6143 = v6142 + v5829;
-          const unsigned int v6144 = v6143 << 7u;
-          const unsigned int v6145 = v6144 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5850 ^ (((v5850 >> 6u) & 7u) << 3u)), v_pages + v6145, v5823);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6176 = block_table[v5869];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6178 = v6176 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6179 = v6178 + v30;
-          const unsigned int v6180 = v6179 * v6;
-          const unsigned int v6181 = v6180 + v5867;
-          const unsigned int v6182 = v6181 << 7u;
-          const unsigned int v6183 = v6182 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), v_pages + v6183, v5861);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6214 = block_table[v5907];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6216 = v6214 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6217 = v6216 + v30;
-          const unsigned int v6218 = v6217 * v6;
-          const unsigned int v6219 = v6218 + v5905;
-          const unsigned int v6220 = v6219 << 7u;
-          const unsigned int v6221 = v6220 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), v_pages + v6221, v5899);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6252 = block_table[v5945];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6254 = v6252 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6255 = v6254 + v30;
-          const unsigned int v6256 = v6255 * v6;
-          const unsigned int v6257 = v6256 + v5943;
-          const unsigned int v6258 = v6257 << 7u;
-          const unsigned int v6259 = v6258 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), v_pages + v6259, v5937);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6290 = block_table[v5983];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6292 = v6290 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6293 = v6292 + v30;
-          const unsigned int v6294 = v6293 * v6;
-          const unsigned int v6295 = v6294 + v5981;
-          const unsigned int v6296 = v6295 << 7u;
-          const unsigned int v6297 = v6296 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6002 ^ (((v6002 >> 6u) & 7u) << 3u)), v_pages + v6297, v5975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5012 = v5007 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5022 = v5009 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5023 = v5022 < v35;
+          const unsigned int v5026 = v5023 ? v5022 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5028 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5029 = v5026 & v5028;
+          const unsigned int v5030 = v5026 >> (v41 & 31);
+          const unsigned int v5031 = v32 + v5030;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5032 = block_table[v5031];
+          const unsigned int v5034 = v5032 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5035 = v5034 + v30;
+          const unsigned int v5036 = v5035 * v6;
+          const unsigned int v5037 = v5036 + v5029;
+          const unsigned int v5038 = v5037 << 7u;
+          const unsigned int v5039 = v5038 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5048 = v5012 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5049 = v5048 + v81;
+          const unsigned int v5050 = v5049 + v79;
+          iron_copy_async<16>(shm1 + (v5050 ^ (((v5050 >> 6u) & 7u) << 3u)), k_pages + v5039, v5023);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5060 = v5009 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5061 = v5060 < v35;
+          const unsigned int v5064 = v5061 ? v5060 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5067 = v5064 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5068 = v5064 >> (v41 & 31);
+          const unsigned int v5069 = v32 + v5068;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5070 = block_table[v5069];
+          const unsigned int v5072 = v5070 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5073 = v5072 + v30;
+          const unsigned int v5074 = v5073 * v6;
+          const unsigned int v5075 = v5074 + v5067;
+          const unsigned int v5076 = v5075 << 7u;
+          const unsigned int v5077 = v5076 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5086 = v5012 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5087 = v5086 + v112;
+          const unsigned int v5088 = v5087 + v110;
+          iron_copy_async<16>(shm1 + (v5088 ^ (((v5088 >> 6u) & 7u) << 3u)), k_pages + v5077, v5061);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5098 = v5009 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5099 = v5098 < v35;
+          const unsigned int v5102 = v5099 ? v5098 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5105 = v5102 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5106 = v5102 >> (v41 & 31);
+          const unsigned int v5107 = v32 + v5106;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5108 = block_table[v5107];
+          const unsigned int v5110 = v5108 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5111 = v5110 + v30;
+          const unsigned int v5112 = v5111 * v6;
+          const unsigned int v5113 = v5112 + v5105;
+          const unsigned int v5114 = v5113 << 7u;
+          const unsigned int v5115 = v5114 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5124 = v5012 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5125 = v5124 + v143;
+          const unsigned int v5126 = v5125 + v141;
+          iron_copy_async<16>(shm1 + (v5126 ^ (((v5126 >> 6u) & 7u) << 3u)), k_pages + v5115, v5099);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5136 = v5009 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5137 = v5136 < v35;
+          const unsigned int v5140 = v5137 ? v5136 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5143 = v5140 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5144 = v5140 >> (v41 & 31);
+          const unsigned int v5145 = v32 + v5144;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5146 = block_table[v5145];
+          const unsigned int v5148 = v5146 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5149 = v5148 + v30;
+          const unsigned int v5150 = v5149 * v6;
+          const unsigned int v5151 = v5150 + v5143;
+          const unsigned int v5152 = v5151 << 7u;
+          const unsigned int v5153 = v5152 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5162 = v5012 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5163 = v5162 + v174;
+          const unsigned int v5164 = v5163 + v172;
+          iron_copy_async<16>(shm1 + (v5164 ^ (((v5164 >> 6u) & 7u) << 3u)), k_pages + v5153, v5137);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5174 = v5009 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5175 = v5174 < v35;
+          const unsigned int v5178 = v5175 ? v5174 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5181 = v5178 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5182 = v5178 >> (v41 & 31);
+          const unsigned int v5183 = v32 + v5182;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5184 = block_table[v5183];
+          const unsigned int v5186 = v5184 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5187 = v5186 + v30;
+          const unsigned int v5188 = v5187 * v6;
+          const unsigned int v5189 = v5188 + v5181;
+          const unsigned int v5190 = v5189 << 7u;
+          const unsigned int v5191 = v5190 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5200 = v5012 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5201 = v5200 + v205;
+          const unsigned int v5202 = v5201 + v203;
+          iron_copy_async<16>(shm1 + (v5202 ^ (((v5202 >> 6u) & 7u) << 3u)), k_pages + v5191, v5175);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5212 = v5009 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5213 = v5212 < v35;
+          const unsigned int v5216 = v5213 ? v5212 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5219 = v5216 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5220 = v5216 >> (v41 & 31);
+          const unsigned int v5221 = v32 + v5220;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5222 = block_table[v5221];
+          const unsigned int v5224 = v5222 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5225 = v5224 + v30;
+          const unsigned int v5226 = v5225 * v6;
+          const unsigned int v5227 = v5226 + v5219;
+          const unsigned int v5228 = v5227 << 7u;
+          const unsigned int v5229 = v5228 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5238 = v5012 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5239 = v5238 + v236;
+          const unsigned int v5240 = v5239 + v234;
+          iron_copy_async<16>(shm1 + (v5240 ^ (((v5240 >> 6u) & 7u) << 3u)), k_pages + v5229, v5213);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5250 = v5009 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5251 = v5250 < v35;
+          const unsigned int v5254 = v5251 ? v5250 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5257 = v5254 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5258 = v5254 >> (v41 & 31);
+          const unsigned int v5259 = v32 + v5258;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5260 = block_table[v5259];
+          const unsigned int v5262 = v5260 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5263 = v5262 + v30;
+          const unsigned int v5264 = v5263 * v6;
+          const unsigned int v5265 = v5264 + v5257;
+          const unsigned int v5266 = v5265 << 7u;
+          const unsigned int v5267 = v5266 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5276 = v5012 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5277 = v5276 + v267;
+          const unsigned int v5278 = v5277 + v265;
+          iron_copy_async<16>(shm1 + (v5278 ^ (((v5278 >> 6u) & 7u) << 3u)), k_pages + v5267, v5251);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5288 = v5009 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5289 = v5288 < v35;
+          const unsigned int v5292 = v5289 ? v5288 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5295 = v5292 & v5028;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5296 = v5292 >> (v41 & 31);
+          const unsigned int v5297 = v32 + v5296;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5298 = block_table[v5297];
+          const unsigned int v5300 = v5298 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5301 = v5300 + v30;
+          const unsigned int v5302 = v5301 * v6;
+          const unsigned int v5303 = v5302 + v5295;
+          const unsigned int v5304 = v5303 << 7u;
+          const unsigned int v5305 = v5304 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5314 = v5012 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5315 = v5314 + v298;
+          const unsigned int v5316 = v5315 + v296;
+          iron_copy_async<16>(shm1 + (v5316 ^ (((v5316 >> 6u) & 7u) << 3u)), k_pages + v5305, v5289);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5338 = block_table[v5031];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5340 = v5338 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5341 = v5340 + v30;
+          const unsigned int v5342 = v5341 * v6;
+          const unsigned int v5343 = v5342 + v5029;
+          const unsigned int v5344 = v5343 << 7u;
+          const unsigned int v5345 = v5344 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5050 ^ (((v5050 >> 6u) & 7u) << 3u)), v_pages + v5345, v5023);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5376 = block_table[v5069];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5378 = v5376 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5379 = v5378 + v30;
+          const unsigned int v5380 = v5379 * v6;
+          const unsigned int v5381 = v5380 + v5067;
+          const unsigned int v5382 = v5381 << 7u;
+          const unsigned int v5383 = v5382 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5088 ^ (((v5088 >> 6u) & 7u) << 3u)), v_pages + v5383, v5061);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5414 = block_table[v5107];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5416 = v5414 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5417 = v5416 + v30;
+          const unsigned int v5418 = v5417 * v6;
+          const unsigned int v5419 = v5418 + v5105;
+          const unsigned int v5420 = v5419 << 7u;
+          const unsigned int v5421 = v5420 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5126 ^ (((v5126 >> 6u) & 7u) << 3u)), v_pages + v5421, v5099);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5452 = block_table[v5145];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5454 = v5452 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5455 = v5454 + v30;
+          const unsigned int v5456 = v5455 * v6;
+          const unsigned int v5457 = v5456 + v5143;
+          const unsigned int v5458 = v5457 << 7u;
+          const unsigned int v5459 = v5458 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5164 ^ (((v5164 >> 6u) & 7u) << 3u)), v_pages + v5459, v5137);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5490 = block_table[v5183];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5492 = v5490 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5493 = v5492 + v30;
+          const unsigned int v5494 = v5493 * v6;
+          const unsigned int v5495 = v5494 + v5181;
+          const unsigned int v5496 = v5495 << 7u;
+          const unsigned int v5497 = v5496 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5202 ^ (((v5202 >> 6u) & 7u) << 3u)), v_pages + v5497, v5175);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5528 = block_table[v5221];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5530 = v5528 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5531 = v5530 + v30;
+          const unsigned int v5532 = v5531 * v6;
+          const unsigned int v5533 = v5532 + v5219;
+          const unsigned int v5534 = v5533 << 7u;
+          const unsigned int v5535 = v5534 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5240 ^ (((v5240 >> 6u) & 7u) << 3u)), v_pages + v5535, v5213);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5566 = block_table[v5259];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5568 = v5566 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5569 = v5568 + v30;
+          const unsigned int v5570 = v5569 * v6;
+          const unsigned int v5571 = v5570 + v5257;
+          const unsigned int v5572 = v5571 << 7u;
+          const unsigned int v5573 = v5572 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5278 ^ (((v5278 >> 6u) & 7u) << 3u)), v_pages + v5573, v5251);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5604 = block_table[v5297];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5606 = v5604 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5607 = v5606 + v30;
+          const unsigned int v5608 = v5607 * v6;
+          const unsigned int v5609 = v5608 + v5295;
+          const unsigned int v5610 = v5609 << 7u;
+          const unsigned int v5611 = v5610 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5316 ^ (((v5316 >> 6u) & 7u) << 3u)), v_pages + v5611, v5289);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6310 = v5693 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6320 = v5695 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6321 = v6320 < v35;
-          const unsigned int v6324 = v6321 ? v6320 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6325 = v6324 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6326 = v6324 / v6;
-          const unsigned int v6327 = v32 + v6326;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6328 = block_table[v6327];
-          const unsigned int v6330 = v6328 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6331 = v6330 + v30;
-          const unsigned int v6332 = v6331 * v6;
-          const unsigned int v6333 = v6332 + v6325;
-          const unsigned int v6334 = v6333 << 7u;
-          const unsigned int v6335 = v6334 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6344 = v6310 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6345 = v6344 + v81;
-          const unsigned int v6346 = v6345 + v79;
-          iron_copy_async<16>(shm1 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), k_pages + v6335, v6321);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6356 = v5695 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6357 = v6356 < v35;
-          const unsigned int v6360 = v6357 ? v6356 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6361 = v6360 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6362 = v6360 / v6;
-          const unsigned int v6363 = v32 + v6362;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6364 = block_table[v6363];
-          const unsigned int v6366 = v6364 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6367 = v6366 + v30;
-          const unsigned int v6368 = v6367 * v6;
-          const unsigned int v6369 = v6368 + v6361;
-          const unsigned int v6370 = v6369 << 7u;
-          const unsigned int v6371 = v6370 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6380 = v6310 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6381 = v6380 + v112;
-          const unsigned int v6382 = v6381 + v110;
-          iron_copy_async<16>(shm1 + (v6382 ^ (((v6382 >> 6u) & 7u) << 3u)), k_pages + v6371, v6357);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6392 = v5695 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6393 = v6392 < v35;
-          const unsigned int v6396 = v6393 ? v6392 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6397 = v6396 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6398 = v6396 / v6;
-          const unsigned int v6399 = v32 + v6398;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6400 = block_table[v6399];
-          const unsigned int v6402 = v6400 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6403 = v6402 + v30;
-          const unsigned int v6404 = v6403 * v6;
-          const unsigned int v6405 = v6404 + v6397;
-          const unsigned int v6406 = v6405 << 7u;
-          const unsigned int v6407 = v6406 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6416 = v6310 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6417 = v6416 + v143;
-          const unsigned int v6418 = v6417 + v141;
-          iron_copy_async<16>(shm1 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), k_pages + v6407, v6393);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6428 = v5695 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6429 = v6428 < v35;
-          const unsigned int v6432 = v6429 ? v6428 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6433 = v6432 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6434 = v6432 / v6;
-          const unsigned int v6435 = v32 + v6434;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6436 = block_table[v6435];
-          const unsigned int v6438 = v6436 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6439 = v6438 + v30;
-          const unsigned int v6440 = v6439 * v6;
-          const unsigned int v6441 = v6440 + v6433;
-          const unsigned int v6442 = v6441 << 7u;
-          const unsigned int v6443 = v6442 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6452 = v6310 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6453 = v6452 + v174;
-          const unsigned int v6454 = v6453 + v172;
-          iron_copy_async<16>(shm1 + (v6454 ^ (((v6454 >> 6u) & 7u) << 3u)), k_pages + v6443, v6429);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6464 = v5695 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6465 = v6464 < v35;
-          const unsigned int v6468 = v6465 ? v6464 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6469 = v6468 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6470 = v6468 / v6;
-          const unsigned int v6471 = v32 + v6470;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6472 = block_table[v6471];
-          const unsigned int v6474 = v6472 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6475 = v6474 + v30;
-          const unsigned int v6476 = v6475 * v6;
-          const unsigned int v6477 = v6476 + v6469;
-          const unsigned int v6478 = v6477 << 7u;
-          const unsigned int v6479 = v6478 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6488 = v6310 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6489 = v6488 + v205;
-          const unsigned int v6490 = v6489 + v203;
-          iron_copy_async<16>(shm1 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), k_pages + v6479, v6465);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6500 = v5695 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6501 = v6500 < v35;
-          const unsigned int v6504 = v6501 ? v6500 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6505 = v6504 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6506 = v6504 / v6;
-          const unsigned int v6507 = v32 + v6506;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6508 = block_table[v6507];
-          const unsigned int v6510 = v6508 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6511 = v6510 + v30;
-          const unsigned int v6512 = v6511 * v6;
-          const unsigned int v6513 = v6512 + v6505;
-          const unsigned int v6514 = v6513 << 7u;
-          const unsigned int v6515 = v6514 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6524 = v6310 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6525 = v6524 + v236;
-          const unsigned int v6526 = v6525 + v234;
-          iron_copy_async<16>(shm1 + (v6526 ^ (((v6526 >> 6u) & 7u) << 3u)), k_pages + v6515, v6501);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6536 = v5695 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6537 = v6536 < v35;
-          const unsigned int v6540 = v6537 ? v6536 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6541 = v6540 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6542 = v6540 / v6;
-          const unsigned int v6543 = v32 + v6542;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6544 = block_table[v6543];
-          const unsigned int v6546 = v6544 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6547 = v6546 + v30;
-          const unsigned int v6548 = v6547 * v6;
-          const unsigned int v6549 = v6548 + v6541;
-          const unsigned int v6550 = v6549 << 7u;
-          const unsigned int v6551 = v6550 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6560 = v6310 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6561 = v6560 + v267;
-          const unsigned int v6562 = v6561 + v265;
-          iron_copy_async<16>(shm1 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), k_pages + v6551, v6537);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6572 = v5695 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6573 = v6572 < v35;
-          const unsigned int v6576 = v6573 ? v6572 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6577 = v6576 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6578 = v6576 / v6;
-          const unsigned int v6579 = v32 + v6578;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6580 = block_table[v6579];
+          const unsigned int v5624 = v5007 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5634 = v5009 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5635 = v5634 < v35;
+          const unsigned int v5638 = v5635 ? v5634 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5639 = v5638 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5640 = v5638 / v6;
+          const unsigned int v5641 = v32 + v5640;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5642 = block_table[v5641];
+          const unsigned int v5644 = v5642 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5645 = v5644 + v30;
+          const unsigned int v5646 = v5645 * v6;
+          const unsigned int v5647 = v5646 + v5639;
+          const unsigned int v5648 = v5647 << 7u;
+          const unsigned int v5649 = v5648 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5658 = v5624 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5659 = v5658 + v81;
+          const unsigned int v5660 = v5659 + v79;
+          iron_copy_async<16>(shm1 + (v5660 ^ (((v5660 >> 6u) & 7u) << 3u)), k_pages + v5649, v5635);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5670 = v5009 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5671 = v5670 < v35;
+          const unsigned int v5674 = v5671 ? v5670 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5675 = v5674 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5676 = v5674 / v6;
+          const unsigned int v5677 = v32 + v5676;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5678 = block_table[v5677];
+          const unsigned int v5680 = v5678 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5681 = v5680 + v30;
+          const unsigned int v5682 = v5681 * v6;
+          const unsigned int v5683 = v5682 + v5675;
+          const unsigned int v5684 = v5683 << 7u;
+          const unsigned int v5685 = v5684 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5694 = v5624 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5695 = v5694 + v112;
+          const unsigned int v5696 = v5695 + v110;
+          iron_copy_async<16>(shm1 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), k_pages + v5685, v5671);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5706 = v5009 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5707 = v5706 < v35;
+          const unsigned int v5710 = v5707 ? v5706 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5711 = v5710 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5712 = v5710 / v6;
+          const unsigned int v5713 = v32 + v5712;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5714 = block_table[v5713];
+          const unsigned int v5716 = v5714 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5717 = v5716 + v30;
+          const unsigned int v5718 = v5717 * v6;
+          const unsigned int v5719 = v5718 + v5711;
+          const unsigned int v5720 = v5719 << 7u;
+          const unsigned int v5721 = v5720 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5730 = v5624 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5731 = v5730 + v143;
+          const unsigned int v5732 = v5731 + v141;
+          iron_copy_async<16>(shm1 + (v5732 ^ (((v5732 >> 6u) & 7u) << 3u)), k_pages + v5721, v5707);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5742 = v5009 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5743 = v5742 < v35;
+          const unsigned int v5746 = v5743 ? v5742 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5747 = v5746 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5748 = v5746 / v6;
+          const unsigned int v5749 = v32 + v5748;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5750 = block_table[v5749];
+          const unsigned int v5752 = v5750 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5753 = v5752 + v30;
+          const unsigned int v5754 = v5753 * v6;
+          const unsigned int v5755 = v5754 + v5747;
+          const unsigned int v5756 = v5755 << 7u;
+          const unsigned int v5757 = v5756 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5766 = v5624 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5767 = v5766 + v174;
+          const unsigned int v5768 = v5767 + v172;
+          iron_copy_async<16>(shm1 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), k_pages + v5757, v5743);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5778 = v5009 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5779 = v5778 < v35;
+          const unsigned int v5782 = v5779 ? v5778 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5783 = v5782 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5784 = v5782 / v6;
+          const unsigned int v5785 = v32 + v5784;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5786 = block_table[v5785];
+          const unsigned int v5788 = v5786 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5789 = v5788 + v30;
+          const unsigned int v5790 = v5789 * v6;
+          const unsigned int v5791 = v5790 + v5783;
+          const unsigned int v5792 = v5791 << 7u;
+          const unsigned int v5793 = v5792 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5802 = v5624 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5803 = v5802 + v205;
+          const unsigned int v5804 = v5803 + v203;
+          iron_copy_async<16>(shm1 + (v5804 ^ (((v5804 >> 6u) & 7u) << 3u)), k_pages + v5793, v5779);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5814 = v5009 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5815 = v5814 < v35;
+          const unsigned int v5818 = v5815 ? v5814 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5819 = v5818 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5820 = v5818 / v6;
+          const unsigned int v5821 = v32 + v5820;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5822 = block_table[v5821];
+          const unsigned int v5824 = v5822 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5825 = v5824 + v30;
+          const unsigned int v5826 = v5825 * v6;
+          const unsigned int v5827 = v5826 + v5819;
+          const unsigned int v5828 = v5827 << 7u;
+          const unsigned int v5829 = v5828 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5838 = v5624 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5839 = v5838 + v236;
+          const unsigned int v5840 = v5839 + v234;
+          iron_copy_async<16>(shm1 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), k_pages + v5829, v5815);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5850 = v5009 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5851 = v5850 < v35;
+          const unsigned int v5854 = v5851 ? v5850 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5855 = v5854 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5856 = v5854 / v6;
+          const unsigned int v5857 = v32 + v5856;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5858 = block_table[v5857];
+          const unsigned int v5860 = v5858 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5861 = v5860 + v30;
+          const unsigned int v5862 = v5861 * v6;
+          const unsigned int v5863 = v5862 + v5855;
+          const unsigned int v5864 = v5863 << 7u;
+          const unsigned int v5865 = v5864 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5874 = v5624 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5875 = v5874 + v267;
+          const unsigned int v5876 = v5875 + v265;
+          iron_copy_async<16>(shm1 + (v5876 ^ (((v5876 >> 6u) & 7u) << 3u)), k_pages + v5865, v5851);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5886 = v5009 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5887 = v5886 < v35;
+          const unsigned int v5890 = v5887 ? v5886 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5891 = v5890 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5892 = v5890 / v6;
+          const unsigned int v5893 = v32 + v5892;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5894 = block_table[v5893];
+          const unsigned int v5896 = v5894 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5897 = v5896 + v30;
+          const unsigned int v5898 = v5897 * v6;
+          const unsigned int v5899 = v5898 + v5891;
+          const unsigned int v5900 = v5899 << 7u;
+          const unsigned int v5901 = v5900 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5910 = v5624 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5911 = v5910 + v298;
+          const unsigned int v5912 = v5911 + v296;
+          iron_copy_async<16>(shm1 + (v5912 ^ (((v5912 >> 6u) & 7u) << 3u)), k_pages + v5901, v5887);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5932 = block_table[v5641];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5934 = v5932 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5935 = v5934 + v30;
+          const unsigned int v5936 = v5935 * v6;
+          const unsigned int v5937 = v5936 + v5639;
+          const unsigned int v5938 = v5937 << 7u;
+          const unsigned int v5939 = v5938 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5660 ^ (((v5660 >> 6u) & 7u) << 3u)), v_pages + v5939, v5635);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5968 = block_table[v5677];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5970 = v5968 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5971 = v5970 + v30;
+          const unsigned int v5972 = v5971 * v6;
+          const unsigned int v5973 = v5972 + v5675;
+          const unsigned int v5974 = v5973 << 7u;
+          const unsigned int v5975 = v5974 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), v_pages + v5975, v5671);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6004 = block_table[v5713];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6006 = v6004 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6007 = v6006 + v30;
+          const unsigned int v6008 = v6007 * v6;
+          const unsigned int v6009 = v6008 + v5711;
+          const unsigned int v6010 = v6009 << 7u;
+          const unsigned int v6011 = v6010 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5732 ^ (((v5732 >> 6u) & 7u) << 3u)), v_pages + v6011, v5707);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6040 = block_table[v5749];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6042 = v6040 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6043 = v6042 + v30;
+          const unsigned int v6044 = v6043 * v6;
+          const unsigned int v6045 = v6044 + v5747;
+          const unsigned int v6046 = v6045 << 7u;
+          const unsigned int v6047 = v6046 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), v_pages + v6047, v5743);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6076 = block_table[v5785];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6078 = v6076 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6079 = v6078 + v30;
+          const unsigned int v6080 = v6079 * v6;
+          const unsigned int v6081 = v6080 + v5783;
+          const unsigned int v6082 = v6081 << 7u;
+          const unsigned int v6083 = v6082 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5804 ^ (((v5804 >> 6u) & 7u) << 3u)), v_pages + v6083, v5779);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6112 = block_table[v5821];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6114 = v6112 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6115 = v6114 + v30;
+          const unsigned int v6116 = v6115 * v6;
+          const unsigned int v6117 = v6116 + v5819;
+          const unsigned int v6118 = v6117 << 7u;
+          const unsigned int v6119 = v6118 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), v_pages + v6119, v5815);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6148 = block_table[v5857];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6150 = v6148 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6151 = v6150 + v30;
+          const unsigned int v6152 = v6151 * v6;
+          const unsigned int v6153 = v6152 + v5855;
+          const unsigned int v6154 = v6153 << 7u;
+          const unsigned int v6155 = v6154 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5876 ^ (((v5876 >> 6u) & 7u) << 3u)), v_pages + v6155, v5851);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6184 = block_table[v5893];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6186 = v6184 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6187 = v6186 + v30;
+          const unsigned int v6188 = v6187 * v6;
+          const unsigned int v6189 = v6188 + v5891;
+          const unsigned int v6190 = v6189 << 7u;
+          const unsigned int v6191 = v6190 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5912 ^ (((v5912 >> 6u) & 7u) << 3u)), v_pages + v6191, v5887);  // kernels/sdpa/flash_tile.hpp:86
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    }
+    const unsigned int v7417 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v7418 = v7417 << 6u;
+    const unsigned int v9690 = v51 & 3u;
+    const unsigned int v9692 = v9690 << 4u;
+    const unsigned int v9694 = v9692 << 6u;
+    const unsigned int v9696 = v7418 + v9694;
+    const unsigned int v9707 = v9696 + 16u;
+    const unsigned int v9716 = v9696 + 32u;
+    const unsigned int v9725 = v9696 + 48u;
+    const unsigned int v7432 = 8192u + v7418;
+    const unsigned int v9741 = v7432 + v9694;
+    const unsigned int v9752 = v9741 + 16u;
+    const unsigned int v9761 = v9741 + 32u;
+    const unsigned int v9770 = v9741 + 48u;
+    const bool v7448 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v9303 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v9304 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9308 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9309 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9313 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9314 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9318 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9319 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9323 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9324 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9328 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9329 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9333 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9334 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9338 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9339 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9343 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9344 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9348 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9349 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9353 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9354 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9358 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9359 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9363 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9364 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9368 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9369 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9373 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9374 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9378 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9379 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9383 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9384 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9388 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9389 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9393 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9394 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9398 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9399 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9403 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9404 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9408 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9409 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9413 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9414 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9418 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9419 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9423 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9424 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9428 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9429 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9433 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9434 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9438 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9439 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9443 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9444 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9448 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9449 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9453 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9454 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9458 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9459 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9463 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9464 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9468 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9469 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9473 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9474 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9478 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9479 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9483 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9484 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9488 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9489 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9493 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9494 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9498 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9499 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9503 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9504 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9508 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9509 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9513 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9514 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9518 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9519 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9523 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9524 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9528 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9529 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9533 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9534 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9538 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9539 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9543 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9544 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9548 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9549 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9553 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9554 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9558 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9559 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9563 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9564 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9568 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9569 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9573 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9574 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9578 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9579 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9583 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9584 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9588 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9589 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9593 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9594 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9598 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9599 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9603 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9604 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9608 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9609 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9613 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9614 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9618 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9619 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9631 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v9644 = v7417 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v9784 = v9692 << 7u;
+    const unsigned int v9786 = v9644 + v9784;
+    const unsigned int v9799 = v9786 + 16u;
+    const unsigned int v9810 = v9786 + 32u;
+    const unsigned int v9821 = v9786 + 48u;
+    const unsigned int v9659 = v9644 + 64u;
+    const unsigned int v9839 = v9659 + v9784;
+    const unsigned int v9852 = v9839 + 16u;
+    const unsigned int v9863 = v9839 + 32u;
+    const unsigned int v9874 = v9839 + 48u;
+
+    for (unsigned int v6203 = v333; v6203 < v317; v6203 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v6204 = v6203 - v333;
+      const unsigned int v6205 = v6204 >> 7u;
+      const unsigned int v6207 = v6205 & 1u;
+      asm volatile("cp.async.wait_group 0;" ::: "memory");
+      __syncthreads();
+      const unsigned int v6210 = v6203 + 128u;
+      const unsigned int v6212 = v6205 + 1u;
+      const unsigned int v6213 = v6212 & 1u;
+      const bool v6214 = v6210 < v317;
+      if (v6214) {
+        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+          const unsigned int v6216 = v6213 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6226 = v6210 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6227 = v6226 < v35;
+          const unsigned int v6230 = v6227 ? v6226 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6232 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6233 = v6230 & v6232;
+          const unsigned int v6234 = v6230 >> (v41 & 31);
+          const unsigned int v6235 = v32 + v6234;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6236 = block_table[v6235];
+          const unsigned int v6238 = v6236 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6239 = v6238 + v30;
+          const unsigned int v6240 = v6239 * v6;
+          const unsigned int v6241 = v6240 + v6233;
+          const unsigned int v6242 = v6241 << 7u;
+          const unsigned int v6243 = v6242 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6252 = v6216 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6253 = v6252 + v81;
+          const unsigned int v6254 = v6253 + v79;
+          iron_copy_async<16>(shm1 + (v6254 ^ (((v6254 >> 6u) & 7u) << 3u)), k_pages + v6243, v6227);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6264 = v6210 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6265 = v6264 < v35;
+          const unsigned int v6268 = v6265 ? v6264 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6271 = v6268 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6272 = v6268 >> (v41 & 31);
+          const unsigned int v6273 = v32 + v6272;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6274 = block_table[v6273];
+          const unsigned int v6276 = v6274 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6277 = v6276 + v30;
+          const unsigned int v6278 = v6277 * v6;
+          const unsigned int v6279 = v6278 + v6271;
+          const unsigned int v6280 = v6279 << 7u;
+          const unsigned int v6281 = v6280 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6290 = v6216 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6291 = v6290 + v112;
+          const unsigned int v6292 = v6291 + v110;
+          iron_copy_async<16>(shm1 + (v6292 ^ (((v6292 >> 6u) & 7u) << 3u)), k_pages + v6281, v6265);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6302 = v6210 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6303 = v6302 < v35;
+          const unsigned int v6306 = v6303 ? v6302 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6309 = v6306 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6310 = v6306 >> (v41 & 31);
+          const unsigned int v6311 = v32 + v6310;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6312 = block_table[v6311];
+          const unsigned int v6314 = v6312 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6315 = v6314 + v30;
+          const unsigned int v6316 = v6315 * v6;
+          const unsigned int v6317 = v6316 + v6309;
+          const unsigned int v6318 = v6317 << 7u;
+          const unsigned int v6319 = v6318 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6328 = v6216 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6329 = v6328 + v143;
+          const unsigned int v6330 = v6329 + v141;
+          iron_copy_async<16>(shm1 + (v6330 ^ (((v6330 >> 6u) & 7u) << 3u)), k_pages + v6319, v6303);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6340 = v6210 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6341 = v6340 < v35;
+          const unsigned int v6344 = v6341 ? v6340 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6347 = v6344 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6348 = v6344 >> (v41 & 31);
+          const unsigned int v6349 = v32 + v6348;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6350 = block_table[v6349];
+          const unsigned int v6352 = v6350 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6353 = v6352 + v30;
+          const unsigned int v6354 = v6353 * v6;
+          const unsigned int v6355 = v6354 + v6347;
+          const unsigned int v6356 = v6355 << 7u;
+          const unsigned int v6357 = v6356 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6366 = v6216 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6367 = v6366 + v174;
+          const unsigned int v6368 = v6367 + v172;
+          iron_copy_async<16>(shm1 + (v6368 ^ (((v6368 >> 6u) & 7u) << 3u)), k_pages + v6357, v6341);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6378 = v6210 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6379 = v6378 < v35;
+          const unsigned int v6382 = v6379 ? v6378 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6385 = v6382 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6386 = v6382 >> (v41 & 31);
+          const unsigned int v6387 = v32 + v6386;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6388 = block_table[v6387];
+          const unsigned int v6390 = v6388 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6391 = v6390 + v30;
+          const unsigned int v6392 = v6391 * v6;
+          const unsigned int v6393 = v6392 + v6385;
+          const unsigned int v6394 = v6393 << 7u;
+          const unsigned int v6395 = v6394 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6404 = v6216 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6405 = v6404 + v205;
+          const unsigned int v6406 = v6405 + v203;
+          iron_copy_async<16>(shm1 + (v6406 ^ (((v6406 >> 6u) & 7u) << 3u)), k_pages + v6395, v6379);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6416 = v6210 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6417 = v6416 < v35;
+          const unsigned int v6420 = v6417 ? v6416 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6423 = v6420 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6424 = v6420 >> (v41 & 31);
+          const unsigned int v6425 = v32 + v6424;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6426 = block_table[v6425];
+          const unsigned int v6428 = v6426 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6429 = v6428 + v30;
+          const unsigned int v6430 = v6429 * v6;
+          const unsigned int v6431 = v6430 + v6423;
+          const unsigned int v6432 = v6431 << 7u;
+          const unsigned int v6433 = v6432 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6442 = v6216 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6443 = v6442 + v236;
+          const unsigned int v6444 = v6443 + v234;
+          iron_copy_async<16>(shm1 + (v6444 ^ (((v6444 >> 6u) & 7u) << 3u)), k_pages + v6433, v6417);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6454 = v6210 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6455 = v6454 < v35;
+          const unsigned int v6458 = v6455 ? v6454 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6461 = v6458 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6462 = v6458 >> (v41 & 31);
+          const unsigned int v6463 = v32 + v6462;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6464 = block_table[v6463];
+          const unsigned int v6466 = v6464 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6467 = v6466 + v30;
+          const unsigned int v6468 = v6467 * v6;
+          const unsigned int v6469 = v6468 + v6461;
+          const unsigned int v6470 = v6469 << 7u;
+          const unsigned int v6471 = v6470 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6480 = v6216 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6481 = v6480 + v267;
+          const unsigned int v6482 = v6481 + v265;
+          iron_copy_async<16>(shm1 + (v6482 ^ (((v6482 >> 6u) & 7u) << 3u)), k_pages + v6471, v6455);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6492 = v6210 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6493 = v6492 < v35;
+          const unsigned int v6496 = v6493 ? v6492 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6499 = v6496 & v6232;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6500 = v6496 >> (v41 & 31);
+          const unsigned int v6501 = v32 + v6500;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6502 = block_table[v6501];
+          const unsigned int v6504 = v6502 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6505 = v6504 + v30;
+          const unsigned int v6506 = v6505 * v6;
+          const unsigned int v6507 = v6506 + v6499;
+          const unsigned int v6508 = v6507 << 7u;
+          const unsigned int v6509 = v6508 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6518 = v6216 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6519 = v6518 + v298;
+          const unsigned int v6520 = v6519 + v296;
+          iron_copy_async<16>(shm1 + (v6520 ^ (((v6520 >> 6u) & 7u) << 3u)), k_pages + v6509, v6493);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6542 = block_table[v6235];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6544 = v6542 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6545 = v6544 + v30;
+          const unsigned int v6546 = v6545 * v6;
+          const unsigned int v6547 = v6546 + v6233;
+          const unsigned int v6548 = v6547 << 7u;
+          const unsigned int v6549 = v6548 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6254 ^ (((v6254 >> 6u) & 7u) << 3u)), v_pages + v6549, v6227);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6580 = block_table[v6273];  // kernels/sdpa/kv_sources.hpp:101
           const unsigned int v6582 = v6580 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v6583 = v6582 + v30;
           const unsigned int v6584 = v6583 * v6;
-          const unsigned int v6585 = v6584 + v6577;
+          const unsigned int v6585 = v6584 + v6271;
           const unsigned int v6586 = v6585 << 7u;
-          const unsigned int v6587 = v6586 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6596 = v6310 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6597 = v6596 + v298;
-          const unsigned int v6598 = v6597 + v296;
-          iron_copy_async<16>(shm1 + (v6598 ^ (((v6598 >> 6u) & 7u) << 3u)), k_pages + v6587, v6573);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6618 = block_table[v6327];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6587 = v6586 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6292 ^ (((v6292 >> 6u) & 7u) << 3u)), v_pages + v6587, v6265);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6618 = block_table[v6311];  // kernels/sdpa/kv_sources.hpp:101
           const unsigned int v6620 = v6618 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v6621 = v6620 + v30;
           const unsigned int v6622 = v6621 * v6;
-          const unsigned int v6623 = v6622 + v6325;
+          const unsigned int v6623 = v6622 + v6309;
           const unsigned int v6624 = v6623 << 7u;
-          const unsigned int v6625 = v6624 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), v_pages + v6625, v6321);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6654 = block_table[v6363];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6656 = v6654 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6657 = v6656 + v30;
-          const unsigned int v6658 = v6657 * v6;
-          const unsigned int v6659 = v6658 + v6361;
-          const unsigned int v6660 = v6659 << 7u;
-          const unsigned int v6661 = v6660 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6382 ^ (((v6382 >> 6u) & 7u) << 3u)), v_pages + v6661, v6357);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6690 = block_table[v6399];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6692 = v6690 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6693 = v6692 + v30;
-          const unsigned int v6694 = v6693 * v6;
-          const unsigned int v6695 = v6694 + v6397;
-          const unsigned int v6696 = v6695 << 7u;
-          const unsigned int v6697 = v6696 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), v_pages + v6697, v6393);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6726 = block_table[v6435];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6728 = v6726 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6729 = v6728 + v30;
-          const unsigned int v6730 = v6729 * v6;
-          const unsigned int v6731 = v6730 + v6433;
-          const unsigned int v6732 = v6731 << 7u;
-          const unsigned int v6733 = v6732 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6454 ^ (((v6454 >> 6u) & 7u) << 3u)), v_pages + v6733, v6429);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6762 = block_table[v6471];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6764 = v6762 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6765 = v6764 + v30;
-          const unsigned int v6766 = v6765 * v6;
-          const unsigned int v6767 = v6766 + v6469;
-          const unsigned int v6768 = v6767 << 7u;
-          const unsigned int v6769 = v6768 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), v_pages + v6769, v6465);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6798 = block_table[v6507];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6800 = v6798 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6801 = v6800 + v30;
-          const unsigned int v6802 = v6801 * v6;
-          const unsigned int v6803 = v6802 + v6505;
-          const unsigned int v6804 = v6803 << 7u;
-          const unsigned int v6805 = v6804 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6526 ^ (((v6526 >> 6u) & 7u) << 3u)), v_pages + v6805, v6501);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6834 = block_table[v6543];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6836 = v6834 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6837 = v6836 + v30;
-          const unsigned int v6838 = v6837 * v6;
-          const unsigned int v6839 = v6838 + v6541;
-          const unsigned int v6840 = v6839 << 7u;
-          const unsigned int v6841 = v6840 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), v_pages + v6841, v6537);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6870 = block_table[v6579];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6872 = v6870 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6873 = v6872 + v30;
-          const unsigned int v6874 = v6873 * v6;
-          const unsigned int v6875 = v6874 + v6577;
-          const unsigned int v6876 = v6875 << 7u;
-          const unsigned int v6877 = v6876 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6598 ^ (((v6598 >> 6u) & 7u) << 3u)), v_pages + v6877, v6573);  // kernels/sdpa/flash_tile.hpp:86
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    }
-    const unsigned int v8103 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v8104 = v8103 << 6u;
-    const unsigned int v11062 = v51 & 3u;
-    const unsigned int v11064 = v11062 << 4u;
-    const unsigned int v11066 = v11064 << 6u;
-    const unsigned int v11068 = v8104 + v11066;
-    const unsigned int v11079 = v11068 + 16u;
-    const unsigned int v11088 = v11068 + 32u;
-    const unsigned int v11097 = v11068 + 48u;
-    const unsigned int v8118 = 8192u + v8104;
-    const unsigned int v11113 = v8118 + v11066;
-    const unsigned int v11124 = v11113 + 16u;
-    const unsigned int v11133 = v11113 + 32u;
-    const unsigned int v11142 = v11113 + 48u;
-    const bool v8134 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v10675 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v10676 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10680 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10681 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10685 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10686 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10690 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10691 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10695 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10696 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10700 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10701 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10705 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10706 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10710 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10711 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10715 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10716 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10720 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10721 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10725 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10726 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10730 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10731 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10735 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10736 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10740 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10741 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10745 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10746 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10750 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10751 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10755 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10756 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10760 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10761 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10765 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10766 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10770 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10771 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10775 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10776 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10780 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10781 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10785 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10786 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10790 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10791 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10795 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10796 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10800 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10801 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10805 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10806 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10810 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10811 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10815 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10816 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10820 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10821 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10825 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10826 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10830 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10831 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10835 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10836 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10840 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10841 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10845 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10846 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10850 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10851 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10855 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10856 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10860 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10861 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10865 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10866 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10870 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10871 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10875 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10876 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10880 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10881 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10885 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10886 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10890 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10891 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10895 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10896 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10900 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10901 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10905 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10906 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10910 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10911 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10915 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10916 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10920 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10921 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10925 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10926 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10930 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10931 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10935 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10936 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10940 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10941 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10945 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10946 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10950 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10951 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10955 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10956 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10960 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10961 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10965 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10966 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10970 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10971 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10975 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10976 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10980 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10981 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10985 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10986 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10990 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10991 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
-    const unsigned int v11003 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
-    const unsigned int v11016 = v8103 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
-    const unsigned int v11156 = v11064 << 7u;
-    const unsigned int v11158 = v11016 + v11156;
-    const unsigned int v11171 = v11158 + 16u;
-    const unsigned int v11182 = v11158 + 32u;
-    const unsigned int v11193 = v11158 + 48u;
-    const unsigned int v11031 = v11016 + 64u;
-    const unsigned int v11211 = v11031 + v11156;
-    const unsigned int v11224 = v11211 + 16u;
-    const unsigned int v11235 = v11211 + 32u;
-    const unsigned int v11246 = v11211 + 48u;
-
-    for (unsigned int v6889 = v333; v6889 < v317; v6889 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v6890 = v6889 - v333;
-      const unsigned int v6891 = v6890 >> 7u;
-      const unsigned int v6893 = v6891 & 1u;
-      asm volatile("cp.async.wait_group 0;" ::: "memory");
-      __syncthreads();
-      const unsigned int v6896 = v6889 + 128u;
-      const unsigned int v6898 = v6891 + 1u;
-      const unsigned int v6899 = v6898 & 1u;
-      const bool v6900 = v6896 < v317;
-      if (v6900) {
-        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v6902 = v6899 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6912 = v6896 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6913 = v6912 < v35;
-          const unsigned int v6916 = v6913 ? v6912 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6918 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6919 = v6916 & v6918;
-          const unsigned int v6920 = v6916 >> (v41 & 31);
-          const unsigned int v6921 = v32 + v6920;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6922 = block_table[v6921];
-          const unsigned int v6924 = v6922 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6925 = v6924 + v30;
-          const unsigned int v6926 = v6925 * v6;
-          const unsigned int v6927 = v6926 + v6919;
-          const unsigned int v6928 = v6927 << 7u;
-          const unsigned int v6929 = v6928 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6938 = v6902 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6939 = v6938 + v81;
-          const unsigned int v6940 = v6939 + v79;
-          iron_copy_async<16>(shm1 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), k_pages + v6929, v6913);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6950 = v6896 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6951 = v6950 < v35;
-          const unsigned int v6954 = v6951 ? v6950 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6957 = v6954 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6958 = v6954 >> (v41 & 31);
-          const unsigned int v6959 = v32 + v6958;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6960 = block_table[v6959];
-          const unsigned int v6962 = v6960 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6963 = v6962 + v30;
-          const unsigned int v6964 = v6963 * v6;
-          const unsigned int v6965 = v6964 + v6957;
-          const unsigned int v6966 = v6965 << 7u;
-          const unsigned int v6967 = v6966 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6976 = v6902 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6977 = v6976 + v112;
-          const unsigned int v6978 = v6977 + v110;
-          iron_copy_async<16>(shm1 + (v6978 ^ (((v6978 >> 6u) & 7u) << 3u)), k_pages + v6967, v6951);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6988 = v6896 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6989 = v6988 < v35;
-          const unsigned int v6992 = v6989 ? v6988 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6995 = v6992 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6996 = v6992 >> (v41 & 31);
-          const unsigned int v6997 = v32 + v6996;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6998 = block_table[v6997];
-          const unsigned int v7000 = v6998 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7001 = v7000 + v30;
-          const unsigned int v7002 = v7001 * v6;
-          const unsigned int v7003 = v7002 + v6995;
-          const unsigned int v7004 = v7003 << 7u;
-          const unsigned int v7005 = v7004 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7014 = v6902 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7015 = v7014 + v143;
-          const unsigned int v7016 = v7015 + v141;
-          iron_copy_async<16>(shm1 + (v7016 ^ (((v7016 >> 6u) & 7u) << 3u)), k_pages + v7005, v6989);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7026 = v6896 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7027 = v7026 < v35;
-          const unsigned int v7030 = v7027 ? v7026 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7033 = v7030 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7034 = v7030 >> (v41 & 31);
-          const unsigned int v7035 = v32 + v7034;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7036 = block_table[v7035];
-          const unsigned int v7038 = v7036 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7039 = v7038 + v30;
-          const unsigned int v7040 = v7039 * v6;
-          const unsigned int v7041 = v7040 + v7033;
-          const unsigned int v7042 = v7041 << 7u;
-          const unsigned int v7043 = v7042 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7052 = v6902 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7053 = v7052 + v174;
-          const unsigned int v7054 = v7053 + v172;
-          iron_copy_async<16>(shm1 + (v7054 ^ (((v7054 >> 6u) & 7u) << 3u)), k_pages + v7043, v7027);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7064 = v6896 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7065 = v7064 < v35;
-          const unsigned int v7068 = v7065 ? v7064 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7071 = v7068 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7072 = v7068 >> (v41 & 31);
-          const unsigned int v7073 = v32 + v7072;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7074 = block_table[v7073];
-          const unsigned int v7076 = v7074 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7077 = v7076 + v30;
-          const unsigned int v7078 = v7077 * v6;
-          const unsigned int v7079 = v7078 + v7071;
-          const unsigned int v7080 = v7079 << 7u;
-          const unsigned int v7081 = v7080 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7090 = v6902 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7091 = v7090 + v205;
-          const unsigned int v7092 = v7091 + v203;
-          iron_copy_async<16>(shm1 + (v7092 ^ (((v7092 >> 6u) & 7u) << 3u)), k_pages + v7081, v7065);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7102 = v6896 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7103 = v7102 < v35;
-          const unsigned int v7106 = v7103 ? v7102 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7109 = v7106 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7110 = v7106 >> (v41 & 31);
-          const unsigned int v7111 = v32 + v7110;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7112 = block_table[v7111];
-          const unsigned int v7114 = v7112 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7115 = v7114 + v30;
-          const unsigned int v7116 = v7115 * v6;
-          const unsigned int v7117 = v7116 + v7109;
-          const unsigned int v7118 = v7117 << 7u;
-          const unsigned int v7119 = v7118 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7128 = v6902 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7129 = v7128 + v236;
-          const unsigned int v7130 = v7129 + v234;
-          iron_copy_async<16>(shm1 + (v7130 ^ (((v7130 >> 6u) & 7u) << 3u)), k_pages + v7119, v7103);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7140 = v6896 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7141 = v7140 < v35;
-          const unsigned int v7144 = v7141 ? v7140 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7147 = v7144 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7148 = v7144 >> (v41 & 31);
-          const unsigned int v7149 = v32 + v7148;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7150 = block_table[v7149];
-          const unsigned int v7152 = v7150 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7153 = v7152 + v30;
-          const unsigned int v7154 = v7153 * v6;
-          const unsigned int v7155 = v7154 + v7147;
-          const unsigned int v7156 = v7155 << 7u;
-          const unsigned int v7157 = v7156 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7166 = v6902 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7167 = v7166 + v267;
-          const unsigned int v7168 = v7167 + v265;
-          iron_copy_async<16>(shm1 + (v7168 ^ (((v7168 >> 6u) & 7u) << 3u)), k_pages + v7157, v7141);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7178 = v6896 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7179 = v7178 < v35;
-          const unsigned int v7182 = v7179 ? v7178 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7185 = v7182 & v6918;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7186 = v7182 >> (v41 & 31);
-          const unsigned int v7187 = v32 + v7186;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7188 = block_table[v7187];
-          const unsigned int v7190 = v7188 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7191 = v7190 + v30;
-          const unsigned int v7192 = v7191 * v6;
-          const unsigned int v7193 = v7192 + v7185;
-          const unsigned int v7194 = v7193 << 7u;
-          const unsigned int v7195 = v7194 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7204 = v6902 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7205 = v7204 + v298;
-          const unsigned int v7206 = v7205 + v296;
-          iron_copy_async<16>(shm1 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), k_pages + v7195, v7179);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7228 = block_table[v6921];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7230 = v7228 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7231 = v7230 + v30;
-          const unsigned int v7232 = v7231 * v6;
-          const unsigned int v7233 = v7232 + v6919;
-          const unsigned int v7234 = v7233 << 7u;
-          const unsigned int v7235 = v7234 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), v_pages + v7235, v6913);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7266 = block_table[v6959];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7268 = v7266 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7269 = v7268 + v30;
-          const unsigned int v7270 = v7269 * v6;
-          const unsigned int v7271 = v7270 + v6957;
-          const unsigned int v7272 = v7271 << 7u;
-          const unsigned int v7273 = v7272 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6978 ^ (((v6978 >> 6u) & 7u) << 3u)), v_pages + v7273, v6951);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7304 = block_table[v6997];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7306 = v7304 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7307 = v7306 + v30;
-          const unsigned int v7308 = v7307 * v6;
-          const unsigned int v7309 = v7308 + v6995;
-          const unsigned int v7310 = v7309 << 7u;
-          const unsigned int v7311 = v7310 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7016 ^ (((v7016 >> 6u) & 7u) << 3u)), v_pages + v7311, v6989);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7342 = block_table[v7035];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7344 = v7342 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7345 = v7344 + v30;
-          const unsigned int v7346 = v7345 * v6;
-          const unsigned int v7347 = v7346 + v7033;
-          const unsigned int v7348 = v7347 << 7u;
-          const unsigned int v7349 = v7348 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7054 ^ (((v7054 >> 6u) & 7u) << 3u)), v_pages + v7349, v7027);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7380 = block_table[v7073];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7382 = v7380 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7383 = v7382 + v30;
-          const unsigned int v7384 = v7383 * v6;
-          const unsigned int v7385 = v7384 + v7071;
-          const unsigned int v7386 = v7385 << 7u;
-          const unsigned int v7387 = v7386 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7092 ^ (((v7092 >> 6u) & 7u) << 3u)), v_pages + v7387, v7065);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7418 = block_table[v7111];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7420 = v7418 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7421 = v7420 + v30;
-          const unsigned int v7422 = v7421 * v6;
-          const unsigned int v7423 = v7422 + v7109;
-          const unsigned int v7424 = v7423 << 7u;
-          const unsigned int v7425 = v7424 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7130 ^ (((v7130 >> 6u) & 7u) << 3u)), v_pages + v7425, v7103);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7456 = block_table[v7149];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7458 = v7456 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7459 = v7458 + v30;
-          const unsigned int v7460 = v7459 * v6;
-          const unsigned int v7461 = v7460 + v7147;
-          const unsigned int v7462 = v7461 << 7u;
-          const unsigned int v7463 = v7462 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7168 ^ (((v7168 >> 6u) & 7u) << 3u)), v_pages + v7463, v7141);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7494 = block_table[v7187];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7496 = v7494 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7497 = v7496 + v30;
-          const unsigned int v7498 = v7497 * v6;
-          const unsigned int v7499 = v7498 + v7185;
-          const unsigned int v7500 = v7499 << 7u;
-          const unsigned int v7501 = v7500 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), v_pages + v7501, v7179);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6625 = v6624 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6330 ^ (((v6330 >> 6u) & 7u) << 3u)), v_pages + v6625, v6303);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6656 = block_table[v6349];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6658 = v6656 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6659 = v6658 + v30;
+          const unsigned int v6660 = v6659 * v6;
+          const unsigned int v6661 = v6660 + v6347;
+          const unsigned int v6662 = v6661 << 7u;
+          const unsigned int v6663 = v6662 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6368 ^ (((v6368 >> 6u) & 7u) << 3u)), v_pages + v6663, v6341);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6694 = block_table[v6387];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6696 = v6694 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6697 = v6696 + v30;
+          const unsigned int v6698 = v6697 * v6;
+          const unsigned int v6699 = v6698 + v6385;
+          const unsigned int v6700 = v6699 << 7u;
+          const unsigned int v6701 = v6700 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6406 ^ (((v6406 >> 6u) & 7u) << 3u)), v_pages + v6701, v6379);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6732 = block_table[v6425];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6734 = v6732 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6735 = v6734 + v30;
+          const unsigned int v6736 = v6735 * v6;
+          const unsigned int v6737 = v6736 + v6423;
+          const unsigned int v6738 = v6737 << 7u;
+          const unsigned int v6739 = v6738 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6444 ^ (((v6444 >> 6u) & 7u) << 3u)), v_pages + v6739, v6417);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6770 = block_table[v6463];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6772 = v6770 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6773 = v6772 + v30;
+          const unsigned int v6774 = v6773 * v6;
+          const unsigned int v6775 = v6774 + v6461;
+          const unsigned int v6776 = v6775 << 7u;
+          const unsigned int v6777 = v6776 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6482 ^ (((v6482 >> 6u) & 7u) << 3u)), v_pages + v6777, v6455);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6808 = block_table[v6501];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6810 = v6808 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6811 = v6810 + v30;
+          const unsigned int v6812 = v6811 * v6;
+          const unsigned int v6813 = v6812 + v6499;
+          const unsigned int v6814 = v6813 << 7u;
+          const unsigned int v6815 = v6814 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6520 ^ (((v6520 >> 6u) & 7u) << 3u)), v_pages + v6815, v6493);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v7514 = v6899 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v7524 = v6896 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7525 = v7524 < v35;
-          const unsigned int v7528 = v7525 ? v7524 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7529 = v7528 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7530 = v7528 / v6;
-          const unsigned int v7531 = v32 + v7530;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7532 = block_table[v7531];
-          const unsigned int v7534 = v7532 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7535 = v7534 + v30;
-          const unsigned int v7536 = v7535 * v6;
-          const unsigned int v7537 = v7536 + v7529;
-          const unsigned int v7538 = v7537 << 7u;
-          const unsigned int v7539 = v7538 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7548 = v7514 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7549 = v7548 + v81;
-          const unsigned int v7550 = v7549 + v79;
-          iron_copy_async<16>(shm1 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), k_pages + v7539, v7525);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7560 = v6896 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7561 = v7560 < v35;
-          const unsigned int v7564 = v7561 ? v7560 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7565 = v7564 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7566 = v7564 / v6;
-          const unsigned int v7567 = v32 + v7566;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7568 = block_table[v7567];
-          const unsigned int v7570 = v7568 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7571 = v7570 + v30;
-          const unsigned int v7572 = v7571 * v6;
-          const unsigned int v7573 = v7572 + v7565;
-          const unsigned int v7574 = v7573 << 7u;
-          const unsigned int v7575 = v7574 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7584 = v7514 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7585 = v7584 + v112;
-          const unsigned int v7586 = v7585 + v110;
-          iron_copy_async<16>(shm1 + (v7586 ^ (((v7586 >> 6u) & 7u) << 3u)), k_pages + v7575, v7561);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7596 = v6896 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7597 = v7596 < v35;
-          const unsigned int v7600 = v7597 ? v7596 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7601 = v7600 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7602 = v7600 / v6;
-          const unsigned int v7603 = v32 + v7602;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7604 = block_table[v7603];
-          const unsigned int v7606 = v7604 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7607 = v7606 + v30;
-          const unsigned int v7608 = v7607 * v6;
-          const unsigned int v7609 = v7608 + v7601;
-          const unsigned int v7610 = v7609 << 7u;
-          const unsigned int v7611 = v7610 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7620 = v7514 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7621 = v7620 + v143;
-          const unsigned int v7622 = v7621 + v141;
-          iron_copy_async<16>(shm1 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), k_pages + v7611, v7597);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7632 = v6896 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7633 = v7632 < v35;
-          const unsigned int v7636 = v7633 ? v7632 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7637 = v7636 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7638 = v7636 / v6;
-          const unsigned int v7639 = v32 + v7638;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7640 = block_table[v7639];
-          const unsigned int v7642 = v7640 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7643 = v7642 + v30;
-          const unsigned int v7644 = v7643 * v6;
-          const unsigned int v7645 = v7644 + v7637;
-          const unsigned int v7646 = v7645 << 7u;
-          const unsigned int v7647 = v7646 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7656 = v7514 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7657 = v7656 + v174;
-          const unsigned int v7658 = v7657 + v172;
-          iron_copy_async<16>(shm1 + (v7658 ^ (((v7658 >> 6u) & 7u) << 3u)), k_pages + v7647, v7633);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7668 = v6896 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7669 = v7668 < v35;
-          const unsigned int v7672 = v7669 ? v7668 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7673 = v7672 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7674 = v7672 / v6;
-          const unsigned int v7675 = v32 + v7674;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7676 = block_table[v7675];
-          const unsigned int v7678 = v7676 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7679 = v7678 + v30;
-          const unsigned int v7680 = v7679 * v6;
-          const unsigned int v7681 = v7680 + v7673;
-          const unsigned int v7682 = v7681 << 7u;
-          const unsigned int v7683 = v7682 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7692 = v7514 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7693 = v7692 + v205;
-          const unsigned int v7694 = v7693 + v203;
-          iron_copy_async<16>(shm1 + (v7694 ^ (((v7694 >> 6u) & 7u) << 3u)), k_pages + v7683, v7669);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7704 = v6896 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7705 = v7704 < v35;
-          const unsigned int v7708 = v7705 ? v7704 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7709 = v7708 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7710 = v7708 / v6;
-          const unsigned int v7711 = v32 + v7710;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7712 = block_table[v7711];
-          const unsigned int v7714 = v7712 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7715 = v7714 + v30;
-          const unsigned int v7716 = v7715 * v6;
-          const unsigned int v7717 = v7716 + v7709;
-          const unsigned int v7718 = v7717 << 7u;
-          const unsigned int v7719 = v7718 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7728 = v7514 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7729 = v7728 + v236;
-          const unsigned int v7730 = v7729 + v234;
-          iron_copy_async<16>(shm1 + (v7730 ^ (((v7730 >> 6u) & 7u) << 3u)), k_pages + v7719, v7705);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7740 = v6896 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7741 = v7740 < v35;
-          const unsigned int v7744 = v7741 ? v7740 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7745 = v7744 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7746 = v7744 / v6;
-          const unsigned int v7747 = v32 + v7746;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7748 = block_table[v7747];
-          const unsigned int v7750 = v7748 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7751 = v7750 + v30;
-          const unsigned int v7752 = v7751 * v6;
-          const unsigned int v7753 = v7752 + v7745;
-          const unsigned int v7754 = v7753 << 7u;
-          const unsigned int v7755 = v7754 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7764 = v7514 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7765 = v7764 + v267;
-          const unsigned int v7766 = v7765 + v265;
-          iron_copy_async<16>(shm1 + (v7766 ^ (((v7766 >> 6u) & 7u) << 3u)), k_pages + v7755, v7741);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7776 = v6896 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7777 = v7776 < v35;
-          const unsigned int v7780 = v7777 ? v7776 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7781 = v7780 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7782 = v7780 / v6;
-          const unsigned int v7783 = v32 + v7782;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7784 = block_table[v7783];
-          const unsigned int v7786 = v7784 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7787 = v7786 + v30;
-          const unsigned int v7788 = v7787 * v6;
-          const unsigned int v7789 = v7788 + v7781;
-          const unsigned int v7790 = v7789 << 7u;
-          const unsigned int v7791 = v7790 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7800 = v7514 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7801 = v7800 + v298;
-          const unsigned int v7802 = v7801 + v296;
-          iron_copy_async<16>(shm1 + (v7802 ^ (((v7802 >> 6u) & 7u) << 3u)), k_pages + v7791, v7777);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7822 = block_table[v7531];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7824 = v7822 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7825 = v7824 + v30;
-          const unsigned int v7826 = v7825 * v6;
-          const unsigned int v7827 = v7826 + v7529;
-          const unsigned int v7828 = v7827 << 7u;
-          const unsigned int v7829 = v7828 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), v_pages + v7829, v7525);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7858 = block_table[v7567];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7860 = v7858 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7861 = v7860 + v30;
-          const unsigned int v7862 = v7861 * v6;
-          const unsigned int v7863 = v7862 + v7565;
-          const unsigned int v7864 = v7863 << 7u;
-          const unsigned int v7865 = v7864 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7586 ^ (((v7586 >> 6u) & 7u) << 3u)), v_pages + v7865, v7561);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7894 = block_table[v7603];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7896 = v7894 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7897 = v7896 + v30;
-          const unsigned int v7898 = v7897 * v6;
-          const unsigned int v7899 = v7898 + v7601;
-          const unsigned int v7900 = v7899 << 7u;
-          const unsigned int v7901 = v7900 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), v_pages + v7901, v7597);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7930 = block_table[v7639];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7932 = v7930 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7933 = v7932 + v30;
-          const unsigned int v7934 = v7933 * v6;
-          const unsigned int v7935 = v7934 + v7637;
-          const unsigned int v7936 = v7935 << 7u;
-          const unsigned int v7937 = v7936 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7658 ^ (((v7658 >> 6u) & 7u) << 3u)), v_pages + v7937, v7633);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7966 = block_table[v7675];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7968 = v7966 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7969 = v7968 + v30;
-          const unsigned int v7970 = v7969 * v6;
-          const unsigned int v7971 = v7970 + v7673;
-          const unsigned int v7972 = v7971 << 7u;
-          const unsigned int v7973 = v7972 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7694 ^ (((v7694 >> 6u) & 7u) << 3u)), v_pages + v7973, v7669);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8002 = block_table[v7711];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8004 = v8002 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8005 = v8004 + v30;
-          const unsigned int v8006 = v8005 * v6;
-          const unsigned int v8007 = v8006 + v7709;
-          const unsigned int v8008 = v8007 << 7u;
-          const unsigned int v8009 = v8008 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7730 ^ (((v7730 >> 6u) & 7u) << 3u)), v_pages + v8009, v7705);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8038 = block_table[v7747];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8040 = v8038 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8041 = v8040 + v30;
-          const unsigned int v8042 = v8041 * v6;
-          const unsigned int v8043 = v8042 + v7745;
-          const unsigned int v8044 = v8043 << 7u;
-          const unsigned int v8045 = v8044 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7766 ^ (((v7766 >> 6u) & 7u) << 3u)), v_pages + v8045, v7741);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8074 = block_table[v7783];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8076 = v8074 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8077 = v8076 + v30;
-          const unsigned int v8078 = v8077 * v6;
-          const unsigned int v8079 = v8078 + v7781;
-          const unsigned int v8080 = v8079 << 7u;
-          const unsigned int v8081 = v8080 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7802 ^ (((v7802 >> 6u) & 7u) << 3u)), v_pages + v8081, v7777);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6828 = v6213 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6838 = v6210 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6839 = v6838 < v35;
+          const unsigned int v6842 = v6839 ? v6838 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6843 = v6842 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6844 = v6842 / v6;
+          const unsigned int v6845 = v32 + v6844;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6846 = block_table[v6845];
+          const unsigned int v6848 = v6846 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6849 = v6848 + v30;
+          const unsigned int v6850 = v6849 * v6;
+          const unsigned int v6851 = v6850 + v6843;
+          const unsigned int v6852 = v6851 << 7u;
+          const unsigned int v6853 = v6852 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6862 = v6828 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6863 = v6862 + v81;
+          const unsigned int v6864 = v6863 + v79;
+          iron_copy_async<16>(shm1 + (v6864 ^ (((v6864 >> 6u) & 7u) << 3u)), k_pages + v6853, v6839);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6874 = v6210 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6875 = v6874 < v35;
+          const unsigned int v6878 = v6875 ? v6874 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6879 = v6878 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6880 = v6878 / v6;
+          const unsigned int v6881 = v32 + v6880;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6882 = block_table[v6881];
+          const unsigned int v6884 = v6882 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6885 = v6884 + v30;
+          const unsigned int v6886 = v6885 * v6;
+          const unsigned int v6887 = v6886 + v6879;
+          const unsigned int v6888 = v6887 << 7u;
+          const unsigned int v6889 = v6888 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6898 = v6828 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6899 = v6898 + v112;
+          const unsigned int v6900 = v6899 + v110;
+          iron_copy_async<16>(shm1 + (v6900 ^ (((v6900 >> 6u) & 7u) << 3u)), k_pages + v6889, v6875);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6910 = v6210 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6911 = v6910 < v35;
+          const unsigned int v6914 = v6911 ? v6910 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6915 = v6914 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6916 = v6914 / v6;
+          const unsigned int v6917 = v32 + v6916;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6918 = block_table[v6917];
+          const unsigned int v6920 = v6918 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6921 = v6920 + v30;
+          const unsigned int v6922 = v6921 * v6;
+          const unsigned int v6923 = v6922 + v6915;
+          const unsigned int v6924 = v6923 << 7u;
+          const unsigned int v6925 = v6924 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6934 = v6828 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6935 = v6934 + v143;
+          const unsigned int v6936 = v6935 + v141;
+          iron_copy_async<16>(shm1 + (v6936 ^ (((v6936 >> 6u) & 7u) << 3u)), k_pages + v6925, v6911);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6946 = v6210 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6947 = v6946 < v35;
+          const unsigned int v6950 = v6947 ? v6946 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6951 = v6950 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6952 = v6950 / v6;
+          const unsigned int v6953 = v32 + v6952;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6954 = block_table[v6953];
+          const unsigned int v6956 = v6954 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6957 = v6956 + v30;
+          const unsigned int v6958 = v6957 * v6;
+          const unsigned int v6959 = v6958 + v6951;
+          const unsigned int v6960 = v6959 << 7u;
+          const unsigned int v6961 = v6960 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6970 = v6828 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6971 = v6970 + v174;
+          const unsigned int v6972 = v6971 + v172;
+          iron_copy_async<16>(shm1 + (v6972 ^ (((v6972 >> 6u) & 7u) << 3u)), k_pages + v6961, v6947);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6982 = v6210 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6983 = v6982 < v35;
+          const unsigned int v6986 = v6983 ? v6982 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6987 = v6986 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6988 = v6986 / v6;
+          const unsigned int v6989 = v32 + v6988;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6990 = block_table[v6989];
+          const unsigned int v6992 = v6990 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6993 = v6992 + v30;
+          const unsigned int v6994 = v6993 * v6;
+          const unsigned int v6995 = v6994 + v6987;
+          const unsigned int v6996 = v6995 << 7u;
+          const unsigned int v6997 = v6996 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7006 = v6828 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7007 = v7006 + v205;
+          const unsigned int v7008 = v7007 + v203;
+          iron_copy_async<16>(shm1 + (v7008 ^ (((v7008 >> 6u) & 7u) << 3u)), k_pages + v6997, v6983);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7018 = v6210 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7019 = v7018 < v35;
+          const unsigned int v7022 = v7019 ? v7018 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7023 = v7022 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7024 = v7022 / v6;
+          const unsigned int v7025 = v32 + v7024;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7026 = block_table[v7025];
+          const unsigned int v7028 = v7026 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7029 = v7028 + v30;
+          const unsigned int v7030 = v7029 * v6;
+          const unsigned int v7031 = v7030 + v7023;
+          const unsigned int v7032 = v7031 << 7u;
+          const unsigned int v7033 = v7032 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7042 = v6828 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7043 = v7042 + v236;
+          const unsigned int v7044 = v7043 + v234;
+          iron_copy_async<16>(shm1 + (v7044 ^ (((v7044 >> 6u) & 7u) << 3u)), k_pages + v7033, v7019);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7054 = v6210 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7055 = v7054 < v35;
+          const unsigned int v7058 = v7055 ? v7054 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7059 = v7058 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7060 = v7058 / v6;
+          const unsigned int v7061 = v32 + v7060;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7062 = block_table[v7061];
+          const unsigned int v7064 = v7062 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7065 = v7064 + v30;
+          const unsigned int v7066 = v7065 * v6;
+          const unsigned int v7067 = v7066 + v7059;
+          const unsigned int v7068 = v7067 << 7u;
+          const unsigned int v7069 = v7068 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7078 = v6828 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7079 = v7078 + v267;
+          const unsigned int v7080 = v7079 + v265;
+          iron_copy_async<16>(shm1 + (v7080 ^ (((v7080 >> 6u) & 7u) << 3u)), k_pages + v7069, v7055);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7090 = v6210 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7091 = v7090 < v35;
+          const unsigned int v7094 = v7091 ? v7090 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7095 = v7094 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7096 = v7094 / v6;
+          const unsigned int v7097 = v32 + v7096;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7098 = block_table[v7097];
+          const unsigned int v7100 = v7098 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7101 = v7100 + v30;
+          const unsigned int v7102 = v7101 * v6;
+          const unsigned int v7103 = v7102 + v7095;
+          const unsigned int v7104 = v7103 << 7u;
+          const unsigned int v7105 = v7104 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7114 = v6828 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7115 = v7114 + v298;
+          const unsigned int v7116 = v7115 + v296;
+          iron_copy_async<16>(shm1 + (v7116 ^ (((v7116 >> 6u) & 7u) << 3u)), k_pages + v7105, v7091);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7136 = block_table[v6845];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7138 = v7136 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7139 = v7138 + v30;
+          const unsigned int v7140 = v7139 * v6;
+          const unsigned int v7141 = v7140 + v6843;
+          const unsigned int v7142 = v7141 << 7u;
+          const unsigned int v7143 = v7142 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6864 ^ (((v6864 >> 6u) & 7u) << 3u)), v_pages + v7143, v6839);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7172 = block_table[v6881];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7174 = v7172 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7175 = v7174 + v30;
+          const unsigned int v7176 = v7175 * v6;
+          const unsigned int v7177 = v7176 + v6879;
+          const unsigned int v7178 = v7177 << 7u;
+          const unsigned int v7179 = v7178 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6900 ^ (((v6900 >> 6u) & 7u) << 3u)), v_pages + v7179, v6875);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7208 = block_table[v6917];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7210 = v7208 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7211 = v7210 + v30;
+          const unsigned int v7212 = v7211 * v6;
+          const unsigned int v7213 = v7212 + v6915;
+          const unsigned int v7214 = v7213 << 7u;
+          const unsigned int v7215 = v7214 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6936 ^ (((v6936 >> 6u) & 7u) << 3u)), v_pages + v7215, v6911);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7244 = block_table[v6953];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7246 = v7244 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7247 = v7246 + v30;
+          const unsigned int v7248 = v7247 * v6;
+          const unsigned int v7249 = v7248 + v6951;
+          const unsigned int v7250 = v7249 << 7u;
+          const unsigned int v7251 = v7250 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6972 ^ (((v6972 >> 6u) & 7u) << 3u)), v_pages + v7251, v6947);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7280 = block_table[v6989];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7282 = v7280 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7283 = v7282 + v30;
+          const unsigned int v7284 = v7283 * v6;
+          const unsigned int v7285 = v7284 + v6987;
+          const unsigned int v7286 = v7285 << 7u;
+          const unsigned int v7287 = v7286 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7008 ^ (((v7008 >> 6u) & 7u) << 3u)), v_pages + v7287, v6983);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7316 = block_table[v7025];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7318 = v7316 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7319 = v7318 + v30;
+          const unsigned int v7320 = v7319 * v6;
+          const unsigned int v7321 = v7320 + v7023;
+          const unsigned int v7322 = v7321 << 7u;
+          const unsigned int v7323 = v7322 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7044 ^ (((v7044 >> 6u) & 7u) << 3u)), v_pages + v7323, v7019);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7352 = block_table[v7061];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7354 = v7352 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7355 = v7354 + v30;
+          const unsigned int v7356 = v7355 * v6;
+          const unsigned int v7357 = v7356 + v7059;
+          const unsigned int v7358 = v7357 << 7u;
+          const unsigned int v7359 = v7358 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7080 ^ (((v7080 >> 6u) & 7u) << 3u)), v_pages + v7359, v7055);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7388 = block_table[v7097];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7390 = v7388 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7391 = v7390 + v30;
+          const unsigned int v7392 = v7391 * v6;
+          const unsigned int v7393 = v7392 + v7095;
+          const unsigned int v7394 = v7393 << 7u;
+          const unsigned int v7395 = v7394 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7116 ^ (((v7116 >> 6u) & 7u) << 3u)), v_pages + v7395, v7091);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v8094;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v8094, 0.0f);
-      const unsigned int v8098 = v6893 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v11075;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v11075, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11075, shm0, v11068, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11077;
-      iron_frag_fill(v11077, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11077, shm1, v8098, 64u);
-      iron_frag_mma_sync(v8094, v11075, v11077);
-      const unsigned int v11082 = v8098 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11084;
-      iron_frag_fill(v11084, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11084, shm0, v11079, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11086;
-      iron_frag_fill(v11086, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11086, shm1, v11082, 64u);
-      iron_frag_mma_sync(v8094, v11084, v11086);
-      const unsigned int v11091 = v8098 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11093;
-      iron_frag_fill(v11093, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11093, shm0, v11088, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11095;
-      iron_frag_fill(v11095, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11095, shm1, v11091, 64u);
-      iron_frag_mma_sync(v8094, v11093, v11095);
-      const unsigned int v11100 = v8098 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11102;
-      iron_frag_fill(v11102, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11102, shm0, v11097, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11104;
-      iron_frag_fill(v11104, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11104, shm1, v11100, 64u);
-      iron_frag_mma_sync(v8094, v11102, v11104);
-      const unsigned int v8111 = v8098 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v11120;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v11120, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11120, shm0, v11113, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11122;
-      iron_frag_fill(v11122, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11122, shm1, v8111, 64u);
-      iron_frag_mma_sync(v8094, v11120, v11122);
-      const unsigned int v11127 = v8111 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11129;
-      iron_frag_fill(v11129, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11129, shm0, v11124, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11131;
-      iron_frag_fill(v11131, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11131, shm1, v11127, 64u);
-      iron_frag_mma_sync(v8094, v11129, v11131);
-      const unsigned int v11136 = v8111 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11138;
-      iron_frag_fill(v11138, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11138, shm0, v11133, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11140;
-      iron_frag_fill(v11140, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11140, shm1, v11136, 64u);
-      iron_frag_mma_sync(v8094, v11138, v11140);
-      const unsigned int v11145 = v8111 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11147;
-      iron_frag_fill(v11147, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11147, shm0, v11142, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v11149;
-      iron_frag_fill(v11149, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11149, shm1, v11145, 64u);
-      iron_frag_mma_sync(v8094, v11147, v11149);
-      const bool v8121 = v6896 <= v35;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8129 = v6896 + v20;
-      const bool v8130 = v8129 <= v320;
-      const bool v8131 = v316 || v8130;
-      const bool v8132 = v8121 && v8131;
-      const unsigned int v8135 = v6889 + v9;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v8136 = v8135 + v20;
-      const bool v8138 = v309 <= v8136;
-      const bool v8139 = v8134 || v8138;
-      const bool v8140 = v8132 && v8139;  // kernels/sdpa/flash_tile.hpp:146
-      if (v8140) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v8143 = v8094.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v8144 = v8143 * v335;
-        v8094.x[0] = v8144;
-        const float v8147 = v8094.x[1];
-        const float v8148 = v8147 * v335;
-        v8094.x[1] = v8148;
-        const float v8151 = v8094.x[2];
-        const float v8152 = v8151 * v335;
-        v8094.x[2] = v8152;
-        const float v8155 = v8094.x[3];
-        const float v8156 = v8155 * v335;
-        v8094.x[3] = v8156;
-        const float v8159 = v8094.x[4];
-        const float v8160 = v8159 * v335;
-        v8094.x[4] = v8160;
-        const float v8163 = v8094.x[5];
-        const float v8164 = v8163 * v335;
-        v8094.x[5] = v8164;
-        const float v8167 = v8094.x[6];
-        const float v8168 = v8167 * v335;
-        v8094.x[6] = v8168;
-        const float v8171 = v8094.x[7];
-        const float v8172 = v8171 * v335;
-        v8094.x[7] = v8172;
-        const float v8175 = v8094.x[8];
-        const float v8176 = v8175 * v335;
-        v8094.x[8] = v8176;
-        const float v8179 = v8094.x[9];
-        const float v8180 = v8179 * v335;
-        v8094.x[9] = v8180;
-        const float v8183 = v8094.x[10];
-        const float v8184 = v8183 * v335;
-        v8094.x[10] = v8184;
-        const float v8187 = v8094.x[11];
-        const float v8188 = v8187 * v335;
-        v8094.x[11] = v8188;
-        const float v8191 = v8094.x[12];
-        const float v8192 = v8191 * v335;
-        v8094.x[12] = v8192;
-        const float v8195 = v8094.x[13];
-        const float v8196 = v8195 * v335;
-        v8094.x[13] = v8196;
-        const float v8199 = v8094.x[14];
-        const float v8200 = v8199 * v335;
-        v8094.x[14] = v8200;
-        const float v8203 = v8094.x[15];
-        const float v8204 = v8203 * v335;
-        v8094.x[15] = v8204;
-        const float v8207 = v8094.x[16];
-        const float v8208 = v8207 * v335;
-        v8094.x[16] = v8208;
-        const float v8211 = v8094.x[17];
-        const float v8212 = v8211 * v335;
-        v8094.x[17] = v8212;
-        const float v8215 = v8094.x[18];
-        const float v8216 = v8215 * v335;
-        v8094.x[18] = v8216;
-        const float v8219 = v8094.x[19];
-        const float v8220 = v8219 * v335;
-        v8094.x[19] = v8220;
-        const float v8223 = v8094.x[20];
-        const float v8224 = v8223 * v335;
-        v8094.x[20] = v8224;
-        const float v8227 = v8094.x[21];
-        const float v8228 = v8227 * v335;
-        v8094.x[21] = v8228;
-        const float v8231 = v8094.x[22];
-        const float v8232 = v8231 * v335;
-        v8094.x[22] = v8232;
-        const float v8235 = v8094.x[23];
-        const float v8236 = v8235 * v335;
-        v8094.x[23] = v8236;
-        const float v8239 = v8094.x[24];
-        const float v8240 = v8239 * v335;
-        v8094.x[24] = v8240;
-        const float v8243 = v8094.x[25];
-        const float v8244 = v8243 * v335;
-        v8094.x[25] = v8244;
-        const float v8247 = v8094.x[26];
-        const float v8248 = v8247 * v335;
-        v8094.x[26] = v8248;
-        const float v8251 = v8094.x[27];
-        const float v8252 = v8251 * v335;
-        v8094.x[27] = v8252;
-        const float v8255 = v8094.x[28];
-        const float v8256 = v8255 * v335;
-        v8094.x[28] = v8256;
-        const float v8259 = v8094.x[29];
-        const float v8260 = v8259 * v335;
-        v8094.x[29] = v8260;
-        const float v8263 = v8094.x[30];
-        const float v8264 = v8263 * v335;
-        v8094.x[30] = v8264;
-        const float v8267 = v8094.x[31];
-        const float v8268 = v8267 * v335;
-        v8094.x[31] = v8268;
-        const float v8271 = v8094.x[32];
-        const float v8272 = v8271 * v335;
-        v8094.x[32] = v8272;
-        const float v8275 = v8094.x[33];
-        const float v8276 = v8275 * v335;
-        v8094.x[33] = v8276;
-        const float v8279 = v8094.x[34];
-        const float v8280 = v8279 * v335;
-        v8094.x[34] = v8280;
-        const float v8283 = v8094.x[35];
-        const float v8284 = v8283 * v335;
-        v8094.x[35] = v8284;
-        const float v8287 = v8094.x[36];
-        const float v8288 = v8287 * v335;
-        v8094.x[36] = v8288;
-        const float v8291 = v8094.x[37];
-        const float v8292 = v8291 * v335;
-        v8094.x[37] = v8292;
-        const float v8295 = v8094.x[38];
-        const float v8296 = v8295 * v335;
-        v8094.x[38] = v8296;
-        const float v8299 = v8094.x[39];
-        const float v8300 = v8299 * v335;
-        v8094.x[39] = v8300;
-        const float v8303 = v8094.x[40];
-        const float v8304 = v8303 * v335;
-        v8094.x[40] = v8304;
-        const float v8307 = v8094.x[41];
-        const float v8308 = v8307 * v335;
-        v8094.x[41] = v8308;
-        const float v8311 = v8094.x[42];
-        const float v8312 = v8311 * v335;
-        v8094.x[42] = v8312;
-        const float v8315 = v8094.x[43];
-        const float v8316 = v8315 * v335;
-        v8094.x[43] = v8316;
-        const float v8319 = v8094.x[44];
-        const float v8320 = v8319 * v335;
-        v8094.x[44] = v8320;
-        const float v8323 = v8094.x[45];
-        const float v8324 = v8323 * v335;
-        v8094.x[45] = v8324;
-        const float v8327 = v8094.x[46];
-        const float v8328 = v8327 * v335;
-        v8094.x[46] = v8328;
-        const float v8331 = v8094.x[47];
-        const float v8332 = v8331 * v335;
-        v8094.x[47] = v8332;
-        const float v8335 = v8094.x[48];
-        const float v8336 = v8335 * v335;
-        v8094.x[48] = v8336;
-        const float v8339 = v8094.x[49];
-        const float v8340 = v8339 * v335;
-        v8094.x[49] = v8340;
-        const float v8343 = v8094.x[50];
-        const float v8344 = v8343 * v335;
-        v8094.x[50] = v8344;
-        const float v8347 = v8094.x[51];
-        const float v8348 = v8347 * v335;
-        v8094.x[51] = v8348;
-        const float v8351 = v8094.x[52];
-        const float v8352 = v8351 * v335;
-        v8094.x[52] = v8352;
-        const float v8355 = v8094.x[53];
-        const float v8356 = v8355 * v335;
-        v8094.x[53] = v8356;
-        const float v8359 = v8094.x[54];
-        const float v8360 = v8359 * v335;
-        v8094.x[54] = v8360;
-        const float v8363 = v8094.x[55];
-        const float v8364 = v8363 * v335;
-        v8094.x[55] = v8364;
-        const float v8367 = v8094.x[56];
-        const float v8368 = v8367 * v335;
-        v8094.x[56] = v8368;
-        const float v8371 = v8094.x[57];
-        const float v8372 = v8371 * v335;
-        v8094.x[57] = v8372;
-        const float v8375 = v8094.x[58];
-        const float v8376 = v8375 * v335;
-        v8094.x[58] = v8376;
-        const float v8379 = v8094.x[59];
-        const float v8380 = v8379 * v335;
-        v8094.x[59] = v8380;
-        const float v8383 = v8094.x[60];
-        const float v8384 = v8383 * v335;
-        v8094.x[60] = v8384;
-        const float v8387 = v8094.x[61];
-        const float v8388 = v8387 * v335;
-        v8094.x[61] = v8388;
-        const float v8391 = v8094.x[62];
-        const float v8392 = v8391 * v335;
-        v8094.x[62] = v8392;
-        const float v8395 = v8094.x[63];
-        const float v8396 = v8395 * v335;
-        v8094.x[63] = v8396;
+      iron_frag<float, 2, 16, 128> v7408;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v7408, 0.0f);
+      const unsigned int v7412 = v6207 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9703;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9703, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9703, shm0, v9696, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9705;
+      iron_frag_fill(v9705, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9705, shm1, v7412, 64u);
+      iron_frag_mma_sync(v7408, v9703, v9705);
+      const unsigned int v9710 = v7412 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9712;
+      iron_frag_fill(v9712, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9712, shm0, v9707, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9714;
+      iron_frag_fill(v9714, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9714, shm1, v9710, 64u);
+      iron_frag_mma_sync(v7408, v9712, v9714);
+      const unsigned int v9719 = v7412 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9721;
+      iron_frag_fill(v9721, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9721, shm0, v9716, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9723;
+      iron_frag_fill(v9723, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9723, shm1, v9719, 64u);
+      iron_frag_mma_sync(v7408, v9721, v9723);
+      const unsigned int v9728 = v7412 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9730;
+      iron_frag_fill(v9730, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9730, shm0, v9725, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9732;
+      iron_frag_fill(v9732, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9732, shm1, v9728, 64u);
+      iron_frag_mma_sync(v7408, v9730, v9732);
+      const unsigned int v7425 = v7412 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9748;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9748, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9748, shm0, v9741, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9750;
+      iron_frag_fill(v9750, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9750, shm1, v7425, 64u);
+      iron_frag_mma_sync(v7408, v9748, v9750);
+      const unsigned int v9755 = v7425 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9757;
+      iron_frag_fill(v9757, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9757, shm0, v9752, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9759;
+      iron_frag_fill(v9759, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9759, shm1, v9755, 64u);
+      iron_frag_mma_sync(v7408, v9757, v9759);
+      const unsigned int v9764 = v7425 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9766;
+      iron_frag_fill(v9766, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9766, shm0, v9761, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9768;
+      iron_frag_fill(v9768, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9768, shm1, v9764, 64u);
+      iron_frag_mma_sync(v7408, v9766, v9768);
+      const unsigned int v9773 = v7425 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9775;
+      iron_frag_fill(v9775, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9775, shm0, v9770, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9777;
+      iron_frag_fill(v9777, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9777, shm1, v9773, 64u);
+      iron_frag_mma_sync(v7408, v9775, v9777);
+      const bool v7435 = v6210 <= v35;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v7443 = v6210 + v20;
+      const bool v7444 = v7443 <= v320;
+      const bool v7445 = v316 || v7444;
+      const bool v7446 = v7435 && v7445;
+      const unsigned int v7449 = v6203 + v9;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v7450 = v7449 + v20;
+      const bool v7452 = v309 <= v7450;
+      const bool v7453 = v7448 || v7452;
+      const bool v7454 = v7446 && v7453;  // kernels/sdpa/flash_tile.hpp:159
+      if (v7454) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v7457 = v7408.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v7458 = v7457 * v335;
+        v7408.x[0] = v7458;
+        const float v7461 = v7408.x[1];
+        const float v7462 = v7461 * v335;
+        v7408.x[1] = v7462;
+        const float v7465 = v7408.x[2];
+        const float v7466 = v7465 * v335;
+        v7408.x[2] = v7466;
+        const float v7469 = v7408.x[3];
+        const float v7470 = v7469 * v335;
+        v7408.x[3] = v7470;
+        const float v7473 = v7408.x[4];
+        const float v7474 = v7473 * v335;
+        v7408.x[4] = v7474;
+        const float v7477 = v7408.x[5];
+        const float v7478 = v7477 * v335;
+        v7408.x[5] = v7478;
+        const float v7481 = v7408.x[6];
+        const float v7482 = v7481 * v335;
+        v7408.x[6] = v7482;
+        const float v7485 = v7408.x[7];
+        const float v7486 = v7485 * v335;
+        v7408.x[7] = v7486;
+        const float v7489 = v7408.x[8];
+        const float v7490 = v7489 * v335;
+        v7408.x[8] = v7490;
+        const float v7493 = v7408.x[9];
+        const float v7494 = v7493 * v335;
+        v7408.x[9] = v7494;
+        const float v7497 = v7408.x[10];
+        const float v7498 = v7497 * v335;
+        v7408.x[10] = v7498;
+        const float v7501 = v7408.x[11];
+        const float v7502 = v7501 * v335;
+        v7408.x[11] = v7502;
+        const float v7505 = v7408.x[12];
+        const float v7506 = v7505 * v335;
+        v7408.x[12] = v7506;
+        const float v7509 = v7408.x[13];
+        const float v7510 = v7509 * v335;
+        v7408.x[13] = v7510;
+        const float v7513 = v7408.x[14];
+        const float v7514 = v7513 * v335;
+        v7408.x[14] = v7514;
+        const float v7517 = v7408.x[15];
+        const float v7518 = v7517 * v335;
+        v7408.x[15] = v7518;
+        const float v7521 = v7408.x[16];
+        const float v7522 = v7521 * v335;
+        v7408.x[16] = v7522;
+        const float v7525 = v7408.x[17];
+        const float v7526 = v7525 * v335;
+        v7408.x[17] = v7526;
+        const float v7529 = v7408.x[18];
+        const float v7530 = v7529 * v335;
+        v7408.x[18] = v7530;
+        const float v7533 = v7408.x[19];
+        const float v7534 = v7533 * v335;
+        v7408.x[19] = v7534;
+        const float v7537 = v7408.x[20];
+        const float v7538 = v7537 * v335;
+        v7408.x[20] = v7538;
+        const float v7541 = v7408.x[21];
+        const float v7542 = v7541 * v335;
+        v7408.x[21] = v7542;
+        const float v7545 = v7408.x[22];
+        const float v7546 = v7545 * v335;
+        v7408.x[22] = v7546;
+        const float v7549 = v7408.x[23];
+        const float v7550 = v7549 * v335;
+        v7408.x[23] = v7550;
+        const float v7553 = v7408.x[24];
+        const float v7554 = v7553 * v335;
+        v7408.x[24] = v7554;
+        const float v7557 = v7408.x[25];
+        const float v7558 = v7557 * v335;
+        v7408.x[25] = v7558;
+        const float v7561 = v7408.x[26];
+        const float v7562 = v7561 * v335;
+        v7408.x[26] = v7562;
+        const float v7565 = v7408.x[27];
+        const float v7566 = v7565 * v335;
+        v7408.x[27] = v7566;
+        const float v7569 = v7408.x[28];
+        const float v7570 = v7569 * v335;
+        v7408.x[28] = v7570;
+        const float v7573 = v7408.x[29];
+        const float v7574 = v7573 * v335;
+        v7408.x[29] = v7574;
+        const float v7577 = v7408.x[30];
+        const float v7578 = v7577 * v335;
+        v7408.x[30] = v7578;
+        const float v7581 = v7408.x[31];
+        const float v7582 = v7581 * v335;
+        v7408.x[31] = v7582;
+        const float v7585 = v7408.x[32];
+        const float v7586 = v7585 * v335;
+        v7408.x[32] = v7586;
+        const float v7589 = v7408.x[33];
+        const float v7590 = v7589 * v335;
+        v7408.x[33] = v7590;
+        const float v7593 = v7408.x[34];
+        const float v7594 = v7593 * v335;
+        v7408.x[34] = v7594;
+        const float v7597 = v7408.x[35];
+        const float v7598 = v7597 * v335;
+        v7408.x[35] = v7598;
+        const float v7601 = v7408.x[36];
+        const float v7602 = v7601 * v335;
+        v7408.x[36] = v7602;
+        const float v7605 = v7408.x[37];
+        const float v7606 = v7605 * v335;
+        v7408.x[37] = v7606;
+        const float v7609 = v7408.x[38];
+        const float v7610 = v7609 * v335;
+        v7408.x[38] = v7610;
+        const float v7613 = v7408.x[39];
+        const float v7614 = v7613 * v335;
+        v7408.x[39] = v7614;
+        const float v7617 = v7408.x[40];
+        const float v7618 = v7617 * v335;
+        v7408.x[40] = v7618;
+        const float v7621 = v7408.x[41];
+        const float v7622 = v7621 * v335;
+        v7408.x[41] = v7622;
+        const float v7625 = v7408.x[42];
+        const float v7626 = v7625 * v335;
+        v7408.x[42] = v7626;
+        const float v7629 = v7408.x[43];
+        const float v7630 = v7629 * v335;
+        v7408.x[43] = v7630;
+        const float v7633 = v7408.x[44];
+        const float v7634 = v7633 * v335;
+        v7408.x[44] = v7634;
+        const float v7637 = v7408.x[45];
+        const float v7638 = v7637 * v335;
+        v7408.x[45] = v7638;
+        const float v7641 = v7408.x[46];
+        const float v7642 = v7641 * v335;
+        v7408.x[46] = v7642;
+        const float v7645 = v7408.x[47];
+        const float v7646 = v7645 * v335;
+        v7408.x[47] = v7646;
+        const float v7649 = v7408.x[48];
+        const float v7650 = v7649 * v335;
+        v7408.x[48] = v7650;
+        const float v7653 = v7408.x[49];
+        const float v7654 = v7653 * v335;
+        v7408.x[49] = v7654;
+        const float v7657 = v7408.x[50];
+        const float v7658 = v7657 * v335;
+        v7408.x[50] = v7658;
+        const float v7661 = v7408.x[51];
+        const float v7662 = v7661 * v335;
+        v7408.x[51] = v7662;
+        const float v7665 = v7408.x[52];
+        const float v7666 = v7665 * v335;
+        v7408.x[52] = v7666;
+        const float v7669 = v7408.x[53];
+        const float v7670 = v7669 * v335;
+        v7408.x[53] = v7670;
+        const float v7673 = v7408.x[54];
+        const float v7674 = v7673 * v335;
+        v7408.x[54] = v7674;
+        const float v7677 = v7408.x[55];
+        const float v7678 = v7677 * v335;
+        v7408.x[55] = v7678;
+        const float v7681 = v7408.x[56];
+        const float v7682 = v7681 * v335;
+        v7408.x[56] = v7682;
+        const float v7685 = v7408.x[57];
+        const float v7686 = v7685 * v335;
+        v7408.x[57] = v7686;
+        const float v7689 = v7408.x[58];
+        const float v7690 = v7689 * v335;
+        v7408.x[58] = v7690;
+        const float v7693 = v7408.x[59];
+        const float v7694 = v7693 * v335;
+        v7408.x[59] = v7694;
+        const float v7697 = v7408.x[60];
+        const float v7698 = v7697 * v335;
+        v7408.x[60] = v7698;
+        const float v7701 = v7408.x[61];
+        const float v7702 = v7701 * v335;
+        v7408.x[61] = v7702;
+        const float v7705 = v7408.x[62];
+        const float v7706 = v7705 * v335;
+        v7408.x[62] = v7706;
+        const float v7709 = v7408.x[63];
+        const float v7710 = v7709 * v335;
+        v7408.x[63] = v7710;
       } else {
-        const unsigned int v8397 = static_cast<unsigned int>(v8094.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8398 = static_cast<unsigned int>(v8094.row(0, iron_linear_thread() & 31u));
-        const float v8399 = v8094.x[0];
-        const unsigned int v8400 = v56 + v8398;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8401 = v6889 + v8397;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8402 = v8401 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8405 = v8400 + v35;
-        const unsigned int v8406 = v8401 + v20;
-        const bool v8407 = v8406 <= v8405;
-        const bool v8408 = v316 || v8407;
-        const bool v8409 = v8402 && v8408;
-        const unsigned int v8412 = v8401 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8413 = v8412 + v20;
-        const bool v8415 = v8405 < v8413;
-        const bool v8416 = v8134 || v8415;
-        const bool v8417 = v8409 && v8416;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8419 = v8399 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8420 = v8417 ? v8419 : __uint_as_float(0xff800000u);
-        v8094.x[0] = v8420;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8421 = static_cast<unsigned int>(v8094.col(1, iron_linear_thread() & 31u));
-        const unsigned int v8422 = static_cast<unsigned int>(v8094.row(1, iron_linear_thread() & 31u));
-        const float v8423 = v8094.x[1];
-        const unsigned int v8424 = v56 + v8422;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8425 = v6889 + v8421;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8426 = v8425 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8429 = v8424 + v35;
-        const unsigned int v8430 = v8425 + v20;
-        const bool v8431 = v8430 <= v8429;
-        const bool v8432 = v316 || v8431;
-        const bool v8433 = v8426 && v8432;
-        const unsigned int v8436 = v8425 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8437 = v8436 + v20;
-        const bool v8439 = v8429 < v8437;
-        const bool v8440 = v8134 || v8439;
-        const bool v8441 = v8433 && v8440;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8443 = v8423 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8444 = v8441 ? v8443 : __uint_as_float(0xff800000u);
-        v8094.x[1] = v8444;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8445 = static_cast<unsigned int>(v8094.col(2, iron_linear_thread() & 31u));
-        const unsigned int v8446 = static_cast<unsigned int>(v8094.row(2, iron_linear_thread() & 31u));
-        const float v8447 = v8094.x[2];
-        const unsigned int v8448 = v56 + v8446;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8449 = v6889 + v8445;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8450 = v8449 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8453 = v8448 + v35;
-        const unsigned int v8454 = v8449 + v20;
-        const bool v8455 = v8454 <= v8453;
-        const bool v8456 = v316 || v8455;
-        const bool v8457 = v8450 && v8456;
-        const unsigned int v8460 = v8449 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8461 = v8460 + v20;
-        const bool v8463 = v8453 < v8461;
-        const bool v8464 = v8134 || v8463;
-        const bool v8465 = v8457 && v8464;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8467 = v8447 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8468 = v8465 ? v8467 : __uint_as_float(0xff800000u);
-        v8094.x[2] = v8468;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8469 = static_cast<unsigned int>(v8094.col(3, iron_linear_thread() & 31u));
-        const unsigned int v8470 = static_cast<unsigned int>(v8094.row(3, iron_linear_thread() & 31u));
-        const float v8471 = v8094.x[3];
-        const unsigned int v8472 = v56 + v8470;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8473 = v6889 + v8469;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8474 = v8473 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8477 = v8472 + v35;
-        const unsigned int v8478 = v8473 + v20;
-        const bool v8479 = v8478 <= v8477;
-        const bool v8480 = v316 || v8479;
-        const bool v8481 = v8474 && v8480;
-        const unsigned int v8484 = v8473 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8485 = v8484 + v20;
-        const bool v8487 = v8477 < v8485;
-        const bool v8488 = v8134 || v8487;
-        const bool v8489 = v8481 && v8488;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8491 = v8471 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8492 = v8489 ? v8491 : __uint_as_float(0xff800000u);
-        v8094.x[3] = v8492;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8493 = static_cast<unsigned int>(v8094.col(4, iron_linear_thread() & 31u));
-        const unsigned int v8494 = static_cast<unsigned int>(v8094.row(4, iron_linear_thread() & 31u));
-        const float v8495 = v8094.x[4];
-        const unsigned int v8496 = v56 + v8494;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8497 = v6889 + v8493;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8498 = v8497 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8501 = v8496 + v35;
-        const unsigned int v8502 = v8497 + v20;
-        const bool v8503 = v8502 <= v8501;
-        const bool v8504 = v316 || v8503;
-        const bool v8505 = v8498 && v8504;
-        const unsigned int v8508 = v8497 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8509 = v8508 + v20;
-        const bool v8511 = v8501 < v8509;
-        const bool v8512 = v8134 || v8511;
-        const bool v8513 = v8505 && v8512;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8515 = v8495 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8516 = v8513 ? v8515 : __uint_as_float(0xff800000u);
-        v8094.x[4] = v8516;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8517 = static_cast<unsigned int>(v8094.col(5, iron_linear_thread() & 31u));
-        const unsigned int v8518 = static_cast<unsigned int>(v8094.row(5, iron_linear_thread() & 31u));
-        const float v8519 = v8094.x[5];
-        const unsigned int v8520 = v56 + v8518;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8521 = v6889 + v8517;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8522 = v8521 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8525 = v8520 + v35;
-        const unsigned int v8526 = v8521 + v20;
-        const bool v8527 = v8526 <= v8525;
-        const bool v8528 = v316 || v8527;
-        const bool v8529 = v8522 && v8528;
-        const unsigned int v8532 = v8521 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8533 = v8532 + v20;
-        const bool v8535 = v8525 < v8533;
-        const bool v8536 = v8134 || v8535;
-        const bool v8537 = v8529 && v8536;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8539 = v8519 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8540 = v8537 ? v8539 : __uint_as_float(0xff800000u);
-        v8094.x[5] = v8540;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8541 = static_cast<unsigned int>(v8094.col(6, iron_linear_thread() & 31u));
-        const unsigned int v8542 = static_cast<unsigned int>(v8094.row(6, iron_linear_thread() & 31u));
-        const float v8543 = v8094.x[6];
-        const unsigned int v8544 = v56 + v8542;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8545 = v6889 + v8541;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8546 = v8545 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8549 = v8544 + v35;
-        const unsigned int v8550 = v8545 + v20;
-        const bool v8551 = v8550 <= v8549;
-        const bool v8552 = v316 || v8551;
-        const bool v8553 = v8546 && v8552;
-        const unsigned int v8556 = v8545 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8557 = v8556 + v20;
-        const bool v8559 = v8549 < v8557;
-        const bool v8560 = v8134 || v8559;
-        const bool v8561 = v8553 && v8560;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8563 = v8543 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8564 = v8561 ? v8563 : __uint_as_float(0xff800000u);
-        v8094.x[6] = v8564;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8565 = static_cast<unsigned int>(v8094.col(7, iron_linear_thread() & 31u));
-        const unsigned int v8566 = static_cast<unsigned int>(v8094.row(7, iron_linear_thread() & 31u));
-        const float v8567 = v8094.x[7];
-        const unsigned int v8568 = v56 + v8566;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8569 = v6889 + v8565;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8570 = v8569 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8573 = v8568 + v35;
-        const unsigned int v8574 = v8569 + v20;
-        const bool v8575 = v8574 <= v8573;
-        const bool v8576 = v316 || v8575;
-        const bool v8577 = v8570 && v8576;
-        const unsigned int v8580 = v8569 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8581 = v8580 + v20;
-        const bool v8583 = v8573 < v8581;
-        const bool v8584 = v8134 || v8583;
-        const bool v8585 = v8577 && v8584;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8587 = v8567 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8588 = v8585 ? v8587 : __uint_as_float(0xff800000u);
-        v8094.x[7] = v8588;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8589 = static_cast<unsigned int>(v8094.col(8, iron_linear_thread() & 31u));
-        const unsigned int v8590 = static_cast<unsigned int>(v8094.row(8, iron_linear_thread() & 31u));
-        const float v8591 = v8094.x[8];
-        const unsigned int v8592 = v56 + v8590;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8593 = v6889 + v8589;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8594 = v8593 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8597 = v8592 + v35;
-        const unsigned int v8598 = v8593 + v20;
-        const bool v8599 = v8598 <= v8597;
-        const bool v8600 = v316 || v8599;
-        const bool v8601 = v8594 && v8600;
-        const unsigned int v8604 = v8593 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8605 = v8604 + v20;
-        const bool v8607 = v8597 < v8605;
-        const bool v8608 = v8134 || v8607;
-        const bool v8609 = v8601 && v8608;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8611 = v8591 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v7712;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v7712, 0.0f);
+        iron_frag<float, 2, 16, 8> v7714;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v7714, 0.0f);
+        const unsigned int v7716 = static_cast<unsigned int>(v7712.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7718 = v56 + v7716;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7720 = v7718 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7721 = v7720 + 1u;
+        const unsigned int v7723 = v7721 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7732 = v7723 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7736 = v7721 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7737 = v329 && v7736;
+        const unsigned int v7738 = v7737 ? v7732 : v42;
+        const unsigned int v7741 = v7738 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7742 = min(v7741, 128u);
+        const bool v7743 = v7738 > v6203;
+        const unsigned int v7744 = v7743 ? v7742 : v42;
+        const float v7745 = __uint_as_float(v7744);
+        v7712.x[0] = v7745;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7747 = static_cast<unsigned int>(v7712.row(1, iron_linear_thread() & 31u));
+        const unsigned int v7749 = v56 + v7747;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7751 = v7749 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7752 = v7751 + 1u;
+        const unsigned int v7754 = v7752 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7763 = v7754 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7767 = v7752 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7768 = v329 && v7767;
+        const unsigned int v7769 = v7768 ? v7763 : v42;
+        const unsigned int v7772 = v7769 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7773 = min(v7772, 128u);
+        const bool v7774 = v7769 > v6203;
+        const unsigned int v7775 = v7774 ? v7773 : v42;
+        const float v7776 = __uint_as_float(v7775);
+        v7712.x[1] = v7776;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7778 = static_cast<unsigned int>(v7712.row(2, iron_linear_thread() & 31u));
+        const unsigned int v7780 = v56 + v7778;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7782 = v7780 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7783 = v7782 + 1u;
+        const unsigned int v7785 = v7783 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7794 = v7785 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7798 = v7783 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7799 = v329 && v7798;
+        const unsigned int v7800 = v7799 ? v7794 : v42;
+        const unsigned int v7803 = v7800 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7804 = min(v7803, 128u);
+        const bool v7805 = v7800 > v6203;
+        const unsigned int v7806 = v7805 ? v7804 : v42;
+        const float v7807 = __uint_as_float(v7806);
+        v7712.x[2] = v7807;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7809 = static_cast<unsigned int>(v7712.row(3, iron_linear_thread() & 31u));
+        const unsigned int v7811 = v56 + v7809;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7813 = v7811 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7814 = v7813 + 1u;
+        const unsigned int v7816 = v7814 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7825 = v7816 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7829 = v7814 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7830 = v329 && v7829;
+        const unsigned int v7831 = v7830 ? v7825 : v42;
+        const unsigned int v7834 = v7831 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7835 = min(v7834, 128u);
+        const bool v7836 = v7831 > v6203;
+        const unsigned int v7837 = v7836 ? v7835 : v42;
+        const float v7838 = __uint_as_float(v7837);
+        v7712.x[3] = v7838;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7840 = static_cast<unsigned int>(v7714.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7842 = v56 + v7840;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7844 = v7842 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7845 = v7844 + 1u;
+        const unsigned int v7847 = v7845 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7848 = min(v35, v7847);
+        const bool v7849 = v7845 > v20;
+        const unsigned int v7850 = v7849 ? v7848 : v42;
+        const unsigned int v7853 = v316 ? v35 : v7850;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7865 = v7853 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7866 = min(v7865, 128u);
+        const bool v7867 = v7853 > v6203;
+        const unsigned int v7868 = v7867 ? v7866 : v42;
+        const float v7869 = __uint_as_float(v7868);
+        v7714.x[0] = v7869;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7871 = static_cast<unsigned int>(v7714.row(1, iron_linear_thread() & 31u));
+        const unsigned int v7873 = v56 + v7871;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7875 = v7873 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7876 = v7875 + 1u;
+        const unsigned int v7878 = v7876 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7879 = min(v35, v7878);
+        const bool v7880 = v7876 > v20;
+        const unsigned int v7881 = v7880 ? v7879 : v42;
+        const unsigned int v7884 = v316 ? v35 : v7881;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7896 = v7884 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7897 = min(v7896, 128u);
+        const bool v7898 = v7884 > v6203;
+        const unsigned int v7899 = v7898 ? v7897 : v42;
+        const float v7900 = __uint_as_float(v7899);
+        v7714.x[1] = v7900;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7902 = static_cast<unsigned int>(v7714.row(2, iron_linear_thread() & 31u));
+        const unsigned int v7904 = v56 + v7902;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7906 = v7904 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7907 = v7906 + 1u;
+        const unsigned int v7909 = v7907 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7910 = min(v35, v7909);
+        const bool v7911 = v7907 > v20;
+        const unsigned int v7912 = v7911 ? v7910 : v42;
+        const unsigned int v7915 = v316 ? v35 : v7912;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7927 = v7915 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7928 = min(v7927, 128u);
+        const bool v7929 = v7915 > v6203;
+        const unsigned int v7930 = v7929 ? v7928 : v42;
+        const float v7931 = __uint_as_float(v7930);
+        v7714.x[2] = v7931;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7933 = static_cast<unsigned int>(v7714.row(3, iron_linear_thread() & 31u));
+        const unsigned int v7935 = v56 + v7933;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7937 = v7935 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7938 = v7937 + 1u;
+        const unsigned int v7940 = v7938 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7941 = min(v35, v7940);
+        const bool v7942 = v7938 > v20;
+        const unsigned int v7943 = v7942 ? v7941 : v42;
+        const unsigned int v7946 = v316 ? v35 : v7943;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7958 = v7946 - v6203;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7959 = min(v7958, 128u);
+        const bool v7960 = v7946 > v6203;
+        const unsigned int v7961 = v7960 ? v7959 : v42;
+        const float v7962 = __uint_as_float(v7961);
+        v7714.x[3] = v7962;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7963 = static_cast<unsigned int>(v7408.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v7965 = v7408.x[0];
+        const float v7966 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7967 = __float_as_uint(v7966);
+        const bool v7968 = v7963 >= v7967;
+        const float v7969 = v7714.x[0];
+        const unsigned int v7970 = __float_as_uint(v7969);
+        const bool v7971 = v7963 < v7970;
+        const bool v7972 = v7968 && v7971;
+        const float v7974 = v7965 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7975 = v7972 ? v7974 : __uint_as_float(0xff800000u);
+        v7408.x[0] = v7975;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7976 = static_cast<unsigned int>(v7408.col(1, iron_linear_thread() & 31u));
+        const float v7978 = v7408.x[1];
+        const float v7979 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7980 = __float_as_uint(v7979);
+        const bool v7981 = v7976 >= v7980;
+        const float v7982 = v7714.x[0];
+        const unsigned int v7983 = __float_as_uint(v7982);
+        const bool v7984 = v7976 < v7983;
+        const bool v7985 = v7981 && v7984;
+        const float v7987 = v7978 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7988 = v7985 ? v7987 : __uint_as_float(0xff800000u);
+        v7408.x[1] = v7988;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7989 = static_cast<unsigned int>(v7408.col(2, iron_linear_thread() & 31u));
+        const float v7991 = v7408.x[2];
+        const float v7992 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7993 = __float_as_uint(v7992);
+        const bool v7994 = v7989 >= v7993;
+        const float v7995 = v7714.x[2];
+        const unsigned int v7996 = __float_as_uint(v7995);
+        const bool v7997 = v7989 < v7996;
+        const bool v7998 = v7994 && v7997;
+        const float v8000 = v7991 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8001 = v7998 ? v8000 : __uint_as_float(0xff800000u);
+        v7408.x[2] = v8001;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8002 = static_cast<unsigned int>(v7408.col(3, iron_linear_thread() & 31u));
+        const float v8004 = v7408.x[3];
+        const float v8005 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8006 = __float_as_uint(v8005);
+        const bool v8007 = v8002 >= v8006;
+        const float v8008 = v7714.x[2];
+        const unsigned int v8009 = __float_as_uint(v8008);
+        const bool v8010 = v8002 < v8009;
+        const bool v8011 = v8007 && v8010;
+        const float v8013 = v8004 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8014 = v8011 ? v8013 : __uint_as_float(0xff800000u);
+        v7408.x[3] = v8014;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8015 = static_cast<unsigned int>(v7408.col(4, iron_linear_thread() & 31u));
+        const float v8017 = v7408.x[4];
+        const float v8018 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8019 = __float_as_uint(v8018);
+        const bool v8020 = v8015 >= v8019;
+        const float v8021 = v7714.x[0];
+        const unsigned int v8022 = __float_as_uint(v8021);
+        const bool v8023 = v8015 < v8022;
+        const bool v8024 = v8020 && v8023;
+        const float v8026 = v8017 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8027 = v8024 ? v8026 : __uint_as_float(0xff800000u);
+        v7408.x[4] = v8027;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8028 = static_cast<unsigned int>(v7408.col(5, iron_linear_thread() & 31u));
+        const float v8030 = v7408.x[5];
+        const float v8031 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8032 = __float_as_uint(v8031);
+        const bool v8033 = v8028 >= v8032;
+        const float v8034 = v7714.x[0];
+        const unsigned int v8035 = __float_as_uint(v8034);
+        const bool v8036 = v8028 < v8035;
+        const bool v8037 = v8033 && v8036;
+        const float v8039 = v8030 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8040 = v8037 ? v8039 : __uint_as_float(0xff800000u);
+        v7408.x[5] = v8040;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8041 = static_cast<unsigned int>(v7408.col(6, iron_linear_thread() & 31u));
+        const float v8043 = v7408.x[6];
+        const float v8044 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8045 = __float_as_uint(v8044);
+        const bool v8046 = v8041 >= v8045;
+        const float v8047 = v7714.x[2];
+        const unsigned int v8048 = __float_as_uint(v8047);
+        const bool v8049 = v8041 < v8048;
+        const bool v8050 = v8046 && v8049;
+        const float v8052 = v8043 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8053 = v8050 ? v8052 : __uint_as_float(0xff800000u);
+        v7408.x[6] = v8053;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8054 = static_cast<unsigned int>(v7408.col(7, iron_linear_thread() & 31u));
+        const float v8056 = v7408.x[7];
+        const float v8057 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8058 = __float_as_uint(v8057);
+        const bool v8059 = v8054 >= v8058;
+        const float v8060 = v7714.x[2];
+        const unsigned int v8061 = __float_as_uint(v8060);
+        const bool v8062 = v8054 < v8061;
+        const bool v8063 = v8059 && v8062;
+        const float v8065 = v8056 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8066 = v8063 ? v8065 : __uint_as_float(0xff800000u);
+        v7408.x[7] = v8066;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8067 = static_cast<unsigned int>(v7408.col(8, iron_linear_thread() & 31u));
+        const float v8069 = v7408.x[8];
+        const float v8070 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8071 = __float_as_uint(v8070);
+        const bool v8072 = v8067 >= v8071;
+        const float v8073 = v7714.x[0];
+        const unsigned int v8074 = __float_as_uint(v8073);
+        const bool v8075 = v8067 < v8074;
+        const bool v8076 = v8072 && v8075;
+        const float v8078 = v8069 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8079 = v8076 ? v8078 : __uint_as_float(0xff800000u);
+        v7408.x[8] = v8079;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8080 = static_cast<unsigned int>(v7408.col(9, iron_linear_thread() & 31u));
+        const float v8082 = v7408.x[9];
+        const float v8083 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8084 = __float_as_uint(v8083);
+        const bool v8085 = v8080 >= v8084;
+        const float v8086 = v7714.x[0];
+        const unsigned int v8087 = __float_as_uint(v8086);
+        const bool v8088 = v8080 < v8087;
+        const bool v8089 = v8085 && v8088;
+        const float v8091 = v8082 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8092 = v8089 ? v8091 : __uint_as_float(0xff800000u);
+        v7408.x[9] = v8092;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8093 = static_cast<unsigned int>(v7408.col(10, iron_linear_thread() & 31u));
+        const float v8095 = v7408.x[10];
+        const float v8096 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8097 = __float_as_uint(v8096);
+        const bool v8098 = v8093 >= v8097;
+        const float v8099 = v7714.x[2];
+        const unsigned int v8100 = __float_as_uint(v8099);
+        const bool v8101 = v8093 < v8100;
+        const bool v8102 = v8098 && v8101;
+        const float v8104 = v8095 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8105 = v8102 ? v8104 : __uint_as_float(0xff800000u);
+        v7408.x[10] = v8105;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8106 = static_cast<unsigned int>(v7408.col(11, iron_linear_thread() & 31u));
+        const float v8108 = v7408.x[11];
+        const float v8109 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8110 = __float_as_uint(v8109);
+        const bool v8111 = v8106 >= v8110;
+        const float v8112 = v7714.x[2];
+        const unsigned int v8113 = __float_as_uint(v8112);
+        const bool v8114 = v8106 < v8113;
+        const bool v8115 = v8111 && v8114;
+        const float v8117 = v8108 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8118 = v8115 ? v8117 : __uint_as_float(0xff800000u);
+        v7408.x[11] = v8118;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8119 = static_cast<unsigned int>(v7408.col(12, iron_linear_thread() & 31u));
+        const float v8121 = v7408.x[12];
+        const float v8122 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8123 = __float_as_uint(v8122);
+        const bool v8124 = v8119 >= v8123;
+        const float v8125 = v7714.x[0];
+        const unsigned int v8126 = __float_as_uint(v8125);
+        const bool v8127 = v8119 < v8126;
+        const bool v8128 = v8124 && v8127;
+        const float v8130 = v8121 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8131 = v8128 ? v8130 : __uint_as_float(0xff800000u);
+        v7408.x[12] = v8131;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8132 = static_cast<unsigned int>(v7408.col(13, iron_linear_thread() & 31u));
+        const float v8134 = v7408.x[13];
+        const float v8135 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8136 = __float_as_uint(v8135);
+        const bool v8137 = v8132 >= v8136;
+        const float v8138 = v7714.x[0];
+        const unsigned int v8139 = __float_as_uint(v8138);
+        const bool v8140 = v8132 < v8139;
+        const bool v8141 = v8137 && v8140;
+        const float v8143 = v8134 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8144 = v8141 ? v8143 : __uint_as_float(0xff800000u);
+        v7408.x[13] = v8144;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8145 = static_cast<unsigned int>(v7408.col(14, iron_linear_thread() & 31u));
+        const float v8147 = v7408.x[14];
+        const float v8148 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8149 = __float_as_uint(v8148);
+        const bool v8150 = v8145 >= v8149;
+        const float v8151 = v7714.x[2];
+        const unsigned int v8152 = __float_as_uint(v8151);
+        const bool v8153 = v8145 < v8152;
+        const bool v8154 = v8150 && v8153;
+        const float v8156 = v8147 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8157 = v8154 ? v8156 : __uint_as_float(0xff800000u);
+        v7408.x[14] = v8157;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8158 = static_cast<unsigned int>(v7408.col(15, iron_linear_thread() & 31u));
+        const float v8160 = v7408.x[15];
+        const float v8161 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8162 = __float_as_uint(v8161);
+        const bool v8163 = v8158 >= v8162;
+        const float v8164 = v7714.x[2];
+        const unsigned int v8165 = __float_as_uint(v8164);
+        const bool v8166 = v8158 < v8165;
+        const bool v8167 = v8163 && v8166;
+        const float v8169 = v8160 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8170 = v8167 ? v8169 : __uint_as_float(0xff800000u);
+        v7408.x[15] = v8170;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8171 = static_cast<unsigned int>(v7408.col(16, iron_linear_thread() & 31u));
+        const float v8173 = v7408.x[16];
+        const float v8174 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8175 = __float_as_uint(v8174);
+        const bool v8176 = v8171 >= v8175;
+        const float v8177 = v7714.x[0];
+        const unsigned int v8178 = __float_as_uint(v8177);
+        const bool v8179 = v8171 < v8178;
+        const bool v8180 = v8176 && v8179;
+        const float v8182 = v8173 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8183 = v8180 ? v8182 : __uint_as_float(0xff800000u);
+        v7408.x[16] = v8183;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8184 = static_cast<unsigned int>(v7408.col(17, iron_linear_thread() & 31u));
+        const float v8186 = v7408.x[17];
+        const float v8187 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8188 = __float_as_uint(v8187);
+        const bool v8189 = v8184 >= v8188;
+        const float v8190 = v7714.x[0];
+        const unsigned int v8191 = __float_as_uint(v8190);
+        const bool v8192 = v8184 < v8191;
+        const bool v8193 = v8189 && v8192;
+        const float v8195 = v8186 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8196 = v8193 ? v8195 : __uint_as_float(0xff800000u);
+        v7408.x[17] = v8196;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8197 = static_cast<unsigned int>(v7408.col(18, iron_linear_thread() & 31u));
+        const float v8199 = v7408.x[18];
+        const float v8200 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8201 = __float_as_uint(v8200);
+        const bool v8202 = v8197 >= v8201;
+        const float v8203 = v7714.x[2];
+        const unsigned int v8204 = __float_as_uint(v8203);
+        const bool v8205 = v8197 < v8204;
+        const bool v8206 = v8202 && v8205;
+        const float v8208 = v8199 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8209 = v8206 ? v8208 : __uint_as_float(0xff800000u);
+        v7408.x[18] = v8209;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8210 = static_cast<unsigned int>(v7408.col(19, iron_linear_thread() & 31u));
+        const float v8212 = v7408.x[19];
+        const float v8213 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8214 = __float_as_uint(v8213);
+        const bool v8215 = v8210 >= v8214;
+        const float v8216 = v7714.x[2];
+        const unsigned int v8217 = __float_as_uint(v8216);
+        const bool v8218 = v8210 < v8217;
+        const bool v8219 = v8215 && v8218;
+        const float v8221 = v8212 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8222 = v8219 ? v8221 : __uint_as_float(0xff800000u);
+        v7408.x[19] = v8222;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8223 = static_cast<unsigned int>(v7408.col(20, iron_linear_thread() & 31u));
+        const float v8225 = v7408.x[20];
+        const float v8226 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8227 = __float_as_uint(v8226);
+        const bool v8228 = v8223 >= v8227;
+        const float v8229 = v7714.x[0];
+        const unsigned int v8230 = __float_as_uint(v8229);
+        const bool v8231 = v8223 < v8230;
+        const bool v8232 = v8228 && v8231;
+        const float v8234 = v8225 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8235 = v8232 ? v8234 : __uint_as_float(0xff800000u);
+        v7408.x[20] = v8235;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8236 = static_cast<unsigned int>(v7408.col(21, iron_linear_thread() & 31u));
+        const float v8238 = v7408.x[21];
+        const float v8239 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8240 = __float_as_uint(v8239);
+        const bool v8241 = v8236 >= v8240;
+        const float v8242 = v7714.x[0];
+        const unsigned int v8243 = __float_as_uint(v8242);
+        const bool v8244 = v8236 < v8243;
+        const bool v8245 = v8241 && v8244;
+        const float v8247 = v8238 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8248 = v8245 ? v8247 : __uint_as_float(0xff800000u);
+        v7408.x[21] = v8248;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8249 = static_cast<unsigned int>(v7408.col(22, iron_linear_thread() & 31u));
+        const float v8251 = v7408.x[22];
+        const float v8252 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8253 = __float_as_uint(v8252);
+        const bool v8254 = v8249 >= v8253;
+        const float v8255 = v7714.x[2];
+        const unsigned int v8256 = __float_as_uint(v8255);
+        const bool v8257 = v8249 < v8256;
+        const bool v8258 = v8254 && v8257;
+        const float v8260 = v8251 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8261 = v8258 ? v8260 : __uint_as_float(0xff800000u);
+        v7408.x[22] = v8261;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8262 = static_cast<unsigned int>(v7408.col(23, iron_linear_thread() & 31u));
+        const float v8264 = v7408.x[23];
+        const float v8265 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8266 = __float_as_uint(v8265);
+        const bool v8267 = v8262 >= v8266;
+        const float v8268 = v7714.x[2];
+        const unsigned int v8269 = __float_as_uint(v8268);
+        const bool v8270 = v8262 < v8269;
+        const bool v8271 = v8267 && v8270;
+        const float v8273 = v8264 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8274 = v8271 ? v8273 : __uint_as_float(0xff800000u);
+        v7408.x[23] = v8274;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8275 = static_cast<unsigned int>(v7408.col(24, iron_linear_thread() & 31u));
+        const float v8277 = v7408.x[24];
+        const float v8278 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8279 = __float_as_uint(v8278);
+        const bool v8280 = v8275 >= v8279;
+        const float v8281 = v7714.x[0];
+        const unsigned int v8282 = __float_as_uint(v8281);
+        const bool v8283 = v8275 < v8282;
+        const bool v8284 = v8280 && v8283;
+        const float v8286 = v8277 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8287 = v8284 ? v8286 : __uint_as_float(0xff800000u);
+        v7408.x[24] = v8287;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8288 = static_cast<unsigned int>(v7408.col(25, iron_linear_thread() & 31u));
+        const float v8290 = v7408.x[25];
+        const float v8291 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8292 = __float_as_uint(v8291);
+        const bool v8293 = v8288 >= v8292;
+        const float v8294 = v7714.x[0];
+        const unsigned int v8295 = __float_as_uint(v8294);
+        const bool v8296 = v8288 < v8295;
+        const bool v8297 = v8293 && v8296;
+        const float v8299 = v8290 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8300 = v8297 ? v8299 : __uint_as_float(0xff800000u);
+        v7408.x[25] = v8300;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8301 = static_cast<unsigned int>(v7408.col(26, iron_linear_thread() & 31u));
+        const float v8303 = v7408.x[26];
+        const float v8304 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8305 = __float_as_uint(v8304);
+        const bool v8306 = v8301 >= v8305;
+        const float v8307 = v7714.x[2];
+        const unsigned int v8308 = __float_as_uint(v8307);
+        const bool v8309 = v8301 < v8308;
+        const bool v8310 = v8306 && v8309;
+        const float v8312 = v8303 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8313 = v8310 ? v8312 : __uint_as_float(0xff800000u);
+        v7408.x[26] = v8313;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8314 = static_cast<unsigned int>(v7408.col(27, iron_linear_thread() & 31u));
+        const float v8316 = v7408.x[27];
+        const float v8317 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8318 = __float_as_uint(v8317);
+        const bool v8319 = v8314 >= v8318;
+        const float v8320 = v7714.x[2];
+        const unsigned int v8321 = __float_as_uint(v8320);
+        const bool v8322 = v8314 < v8321;
+        const bool v8323 = v8319 && v8322;
+        const float v8325 = v8316 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8326 = v8323 ? v8325 : __uint_as_float(0xff800000u);
+        v7408.x[27] = v8326;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8327 = static_cast<unsigned int>(v7408.col(28, iron_linear_thread() & 31u));
+        const float v8329 = v7408.x[28];
+        const float v8330 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8331 = __float_as_uint(v8330);
+        const bool v8332 = v8327 >= v8331;
+        const float v8333 = v7714.x[0];
+        const unsigned int v8334 = __float_as_uint(v8333);
+        const bool v8335 = v8327 < v8334;
+        const bool v8336 = v8332 && v8335;
+        const float v8338 = v8329 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8339 = v8336 ? v8338 : __uint_as_float(0xff800000u);
+        v7408.x[28] = v8339;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8340 = static_cast<unsigned int>(v7408.col(29, iron_linear_thread() & 31u));
+        const float v8342 = v7408.x[29];
+        const float v8343 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8344 = __float_as_uint(v8343);
+        const bool v8345 = v8340 >= v8344;
+        const float v8346 = v7714.x[0];
+        const unsigned int v8347 = __float_as_uint(v8346);
+        const bool v8348 = v8340 < v8347;
+        const bool v8349 = v8345 && v8348;
+        const float v8351 = v8342 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8352 = v8349 ? v8351 : __uint_as_float(0xff800000u);
+        v7408.x[29] = v8352;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8353 = static_cast<unsigned int>(v7408.col(30, iron_linear_thread() & 31u));
+        const float v8355 = v7408.x[30];
+        const float v8356 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8357 = __float_as_uint(v8356);
+        const bool v8358 = v8353 >= v8357;
+        const float v8359 = v7714.x[2];
+        const unsigned int v8360 = __float_as_uint(v8359);
+        const bool v8361 = v8353 < v8360;
+        const bool v8362 = v8358 && v8361;
+        const float v8364 = v8355 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8365 = v8362 ? v8364 : __uint_as_float(0xff800000u);
+        v7408.x[30] = v8365;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8366 = static_cast<unsigned int>(v7408.col(31, iron_linear_thread() & 31u));
+        const float v8368 = v7408.x[31];
+        const float v8369 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8370 = __float_as_uint(v8369);
+        const bool v8371 = v8366 >= v8370;
+        const float v8372 = v7714.x[2];
+        const unsigned int v8373 = __float_as_uint(v8372);
+        const bool v8374 = v8366 < v8373;
+        const bool v8375 = v8371 && v8374;
+        const float v8377 = v8368 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8378 = v8375 ? v8377 : __uint_as_float(0xff800000u);
+        v7408.x[31] = v8378;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8379 = static_cast<unsigned int>(v7408.col(32, iron_linear_thread() & 31u));
+        const float v8381 = v7408.x[32];
+        const float v8382 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8383 = __float_as_uint(v8382);
+        const bool v8384 = v8379 >= v8383;
+        const float v8385 = v7714.x[0];
+        const unsigned int v8386 = __float_as_uint(v8385);
+        const bool v8387 = v8379 < v8386;
+        const bool v8388 = v8384 && v8387;
+        const float v8390 = v8381 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8391 = v8388 ? v8390 : __uint_as_float(0xff800000u);
+        v7408.x[32] = v8391;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8392 = static_cast<unsigned int>(v7408.col(33, iron_linear_thread() & 31u));
+        const float v8394 = v7408.x[33];
+        const float v8395 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8396 = __float_as_uint(v8395);
+        const bool v8397 = v8392 >= v8396;
+        const float v8398 = v7714.x[0];
+        const unsigned int v8399 = __float_as_uint(v8398);
+        const bool v8400 = v8392 < v8399;
+        const bool v8401 = v8397 && v8400;
+        const float v8403 = v8394 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8404 = v8401 ? v8403 : __uint_as_float(0xff800000u);
+        v7408.x[33] = v8404;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8405 = static_cast<unsigned int>(v7408.col(34, iron_linear_thread() & 31u));
+        const float v8407 = v7408.x[34];
+        const float v8408 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8409 = __float_as_uint(v8408);
+        const bool v8410 = v8405 >= v8409;
+        const float v8411 = v7714.x[2];
+        const unsigned int v8412 = __float_as_uint(v8411);
+        const bool v8413 = v8405 < v8412;
+        const bool v8414 = v8410 && v8413;
+        const float v8416 = v8407 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8417 = v8414 ? v8416 : __uint_as_float(0xff800000u);
+        v7408.x[34] = v8417;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8418 = static_cast<unsigned int>(v7408.col(35, iron_linear_thread() & 31u));
+        const float v8420 = v7408.x[35];
+        const float v8421 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8422 = __float_as_uint(v8421);
+        const bool v8423 = v8418 >= v8422;
+        const float v8424 = v7714.x[2];
+        const unsigned int v8425 = __float_as_uint(v8424);
+        const bool v8426 = v8418 < v8425;
+        const bool v8427 = v8423 && v8426;
+        const float v8429 = v8420 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8430 = v8427 ? v8429 : __uint_as_float(0xff800000u);
+        v7408.x[35] = v8430;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8431 = static_cast<unsigned int>(v7408.col(36, iron_linear_thread() & 31u));
+        const float v8433 = v7408.x[36];
+        const float v8434 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8435 = __float_as_uint(v8434);
+        const bool v8436 = v8431 >= v8435;
+        const float v8437 = v7714.x[0];
+        const unsigned int v8438 = __float_as_uint(v8437);
+        const bool v8439 = v8431 < v8438;
+        const bool v8440 = v8436 && v8439;
+        const float v8442 = v8433 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8443 = v8440 ? v8442 : __uint_as_float(0xff800000u);
+        v7408.x[36] = v8443;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8444 = static_cast<unsigned int>(v7408.col(37, iron_linear_thread() & 31u));
+        const float v8446 = v7408.x[37];
+        const float v8447 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8448 = __float_as_uint(v8447);
+        const bool v8449 = v8444 >= v8448;
+        const float v8450 = v7714.x[0];
+        const unsigned int v8451 = __float_as_uint(v8450);
+        const bool v8452 = v8444 < v8451;
+        const bool v8453 = v8449 && v8452;
+        const float v8455 = v8446 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8456 = v8453 ? v8455 : __uint_as_float(0xff800000u);
+        v7408.x[37] = v8456;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8457 = static_cast<unsigned int>(v7408.col(38, iron_linear_thread() & 31u));
+        const float v8459 = v7408.x[38];
+        const float v8460 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8461 = __float_as_uint(v8460);
+        const bool v8462 = v8457 >= v8461;
+        const float v8463 = v7714.x[2];
+        const unsigned int v8464 = __float_as_uint(v8463);
+        const bool v8465 = v8457 < v8464;
+        const bool v8466 = v8462 && v8465;
+        const float v8468 = v8459 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8469 = v8466 ? v8468 : __uint_as_float(0xff800000u);
+        v7408.x[38] = v8469;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8470 = static_cast<unsigned int>(v7408.col(39, iron_linear_thread() & 31u));
+        const float v8472 = v7408.x[39];
+        const float v8473 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8474 = __float_as_uint(v8473);
+        const bool v8475 = v8470 >= v8474;
+        const float v8476 = v7714.x[2];
+        const unsigned int v8477 = __float_as_uint(v8476);
+        const bool v8478 = v8470 < v8477;
+        const bool v8479 = v8475 && v8478;
+        const float v8481 = v8472 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8482 = v8479 ? v8481 : __uint_as_float(0xff800000u);
+        v7408.x[39] = v8482;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8483 = static_cast<unsigned int>(v7408.col(40, iron_linear_thread() & 31u));
+        const float v8485 = v7408.x[40];
+        const float v8486 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8487 = __float_as_uint(v8486);
+        const bool v8488 = v8483 >= v8487;
+        const float v8489 = v7714.x[0];
+        const unsigned int v8490 = __float_as_uint(v8489);
+        const bool v8491 = v8483 < v8490;
+        const bool v8492 = v8488 && v8491;
+        const float v8494 = v8485 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8495 = v8492 ? v8494 : __uint_as_float(0xff800000u);
+        v7408.x[40] = v8495;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8496 = static_cast<unsigned int>(v7408.col(41, iron_linear_thread() & 31u));
+        const float v8498 = v7408.x[41];
+        const float v8499 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8500 = __float_as_uint(v8499);
+        const bool v8501 = v8496 >= v8500;
+        const float v8502 = v7714.x[0];
+        const unsigned int v8503 = __float_as_uint(v8502);
+        const bool v8504 = v8496 < v8503;
+        const bool v8505 = v8501 && v8504;
+        const float v8507 = v8498 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8508 = v8505 ? v8507 : __uint_as_float(0xff800000u);
+        v7408.x[41] = v8508;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8509 = static_cast<unsigned int>(v7408.col(42, iron_linear_thread() & 31u));
+        const float v8511 = v7408.x[42];
+        const float v8512 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8513 = __float_as_uint(v8512);
+        const bool v8514 = v8509 >= v8513;
+        const float v8515 = v7714.x[2];
+        const unsigned int v8516 = __float_as_uint(v8515);
+        const bool v8517 = v8509 < v8516;
+        const bool v8518 = v8514 && v8517;
+        const float v8520 = v8511 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8521 = v8518 ? v8520 : __uint_as_float(0xff800000u);
+        v7408.x[42] = v8521;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8522 = static_cast<unsigned int>(v7408.col(43, iron_linear_thread() & 31u));
+        const float v8524 = v7408.x[43];
+        const float v8525 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8526 = __float_as_uint(v8525);
+        const bool v8527 = v8522 >= v8526;
+        const float v8528 = v7714.x[2];
+        const unsigned int v8529 = __float_as_uint(v8528);
+        const bool v8530 = v8522 < v8529;
+        const bool v8531 = v8527 && v8530;
+        const float v8533 = v8524 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8534 = v8531 ? v8533 : __uint_as_float(0xff800000u);
+        v7408.x[43] = v8534;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8535 = static_cast<unsigned int>(v7408.col(44, iron_linear_thread() & 31u));
+        const float v8537 = v7408.x[44];
+        const float v8538 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8539 = __float_as_uint(v8538);
+        const bool v8540 = v8535 >= v8539;
+        const float v8541 = v7714.x[0];
+        const unsigned int v8542 = __float_as_uint(v8541);
+        const bool v8543 = v8535 < v8542;
+        const bool v8544 = v8540 && v8543;
+        const float v8546 = v8537 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8547 = v8544 ? v8546 : __uint_as_float(0xff800000u);
+        v7408.x[44] = v8547;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8548 = static_cast<unsigned int>(v7408.col(45, iron_linear_thread() & 31u));
+        const float v8550 = v7408.x[45];
+        const float v8551 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8552 = __float_as_uint(v8551);
+        const bool v8553 = v8548 >= v8552;
+        const float v8554 = v7714.x[0];
+        const unsigned int v8555 = __float_as_uint(v8554);
+        const bool v8556 = v8548 < v8555;
+        const bool v8557 = v8553 && v8556;
+        const float v8559 = v8550 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8560 = v8557 ? v8559 : __uint_as_float(0xff800000u);
+        v7408.x[45] = v8560;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8561 = static_cast<unsigned int>(v7408.col(46, iron_linear_thread() & 31u));
+        const float v8563 = v7408.x[46];
+        const float v8564 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8565 = __float_as_uint(v8564);
+        const bool v8566 = v8561 >= v8565;
+        const float v8567 = v7714.x[2];
+        const unsigned int v8568 = __float_as_uint(v8567);
+        const bool v8569 = v8561 < v8568;
+        const bool v8570 = v8566 && v8569;
+        const float v8572 = v8563 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8573 = v8570 ? v8572 : __uint_as_float(0xff800000u);
+        v7408.x[46] = v8573;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8574 = static_cast<unsigned int>(v7408.col(47, iron_linear_thread() & 31u));
+        const float v8576 = v7408.x[47];
+        const float v8577 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8578 = __float_as_uint(v8577);
+        const bool v8579 = v8574 >= v8578;
+        const float v8580 = v7714.x[2];
+        const unsigned int v8581 = __float_as_uint(v8580);
+        const bool v8582 = v8574 < v8581;
+        const bool v8583 = v8579 && v8582;
+        const float v8585 = v8576 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8586 = v8583 ? v8585 : __uint_as_float(0xff800000u);
+        v7408.x[47] = v8586;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8587 = static_cast<unsigned int>(v7408.col(48, iron_linear_thread() & 31u));
+        const float v8589 = v7408.x[48];
+        const float v8590 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8591 = __float_as_uint(v8590);
+        const bool v8592 = v8587 >= v8591;
+        const float v8593 = v7714.x[0];
+        const unsigned int v8594 = __float_as_uint(v8593);
+        const bool v8595 = v8587 < v8594;
+        const bool v8596 = v8592 && v8595;
+        const float v8598 = v8589 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8599 = v8596 ? v8598 : __uint_as_float(0xff800000u);
+        v7408.x[48] = v8599;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8600 = static_cast<unsigned int>(v7408.col(49, iron_linear_thread() & 31u));
+        const float v8602 = v7408.x[49];
+        const float v8603 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8604 = __float_as_uint(v8603);
+        const bool v8605 = v8600 >= v8604;
+        const float v8606 = v7714.x[0];
+        const unsigned int v8607 = __float_as_uint(v8606);
+        const bool v8608 = v8600 < v8607;
+        const bool v8609 = v8605 && v8608;
+        const float v8611 = v8602 * v335;  // kernels/sdpa/flash_tile.hpp:181
         const float v8612 = v8609 ? v8611 : __uint_as_float(0xff800000u);
-        v8094.x[8] = v8612;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8613 = static_cast<unsigned int>(v8094.col(9, iron_linear_thread() & 31u));
-        const unsigned int v8614 = static_cast<unsigned int>(v8094.row(9, iron_linear_thread() & 31u));
-        const float v8615 = v8094.x[9];
-        const unsigned int v8616 = v56 + v8614;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8617 = v6889 + v8613;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8618 = v8617 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8621 = v8616 + v35;
-        const unsigned int v8622 = v8617 + v20;
-        const bool v8623 = v8622 <= v8621;
-        const bool v8624 = v316 || v8623;
-        const bool v8625 = v8618 && v8624;
-        const unsigned int v8628 = v8617 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8629 = v8628 + v20;
-        const bool v8631 = v8621 < v8629;
-        const bool v8632 = v8134 || v8631;
-        const bool v8633 = v8625 && v8632;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8635 = v8615 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8636 = v8633 ? v8635 : __uint_as_float(0xff800000u);
-        v8094.x[9] = v8636;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8637 = static_cast<unsigned int>(v8094.col(10, iron_linear_thread() & 31u));
-        const unsigned int v8638 = static_cast<unsigned int>(v8094.row(10, iron_linear_thread() & 31u));
-        const float v8639 = v8094.x[10];
-        const unsigned int v8640 = v56 + v8638;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8641 = v6889 + v8637;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8642 = v8641 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8645 = v8640 + v35;
-        const unsigned int v8646 = v8641 + v20;
-        const bool v8647 = v8646 <= v8645;
-        const bool v8648 = v316 || v8647;
-        const bool v8649 = v8642 && v8648;
-        const unsigned int v8652 = v8641 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8653 = v8652 + v20;
-        const bool v8655 = v8645 < v8653;
-        const bool v8656 = v8134 || v8655;
-        const bool v8657 = v8649 && v8656;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8659 = v8639 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8660 = v8657 ? v8659 : __uint_as_float(0xff800000u);
-        v8094.x[10] = v8660;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8661 = static_cast<unsigned int>(v8094.col(11, iron_linear_thread() & 31u));
-        const unsigned int v8662 = static_cast<unsigned int>(v8094.row(11, iron_linear_thread() & 31u));
-        const float v8663 = v8094.x[11];
-        const unsigned int v8664 = v56 + v8662;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8665 = v6889 + v8661;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8666 = v8665 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8669 = v8664 + v35;
-        const unsigned int v8670 = v8665 + v20;
-        const bool v8671 = v8670 <= v8669;
-        const bool v8672 = v316 || v8671;
-        const bool v8673 = v8666 && v8672;
-        const unsigned int v8676 = v8665 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8677 = v8676 + v20;
-        const bool v8679 = v8669 < v8677;
-        const bool v8680 = v8134 || v8679;
-        const bool v8681 = v8673 && v8680;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8683 = v8663 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8684 = v8681 ? v8683 : __uint_as_float(0xff800000u);
-        v8094.x[11] = v8684;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8685 = static_cast<unsigned int>(v8094.col(12, iron_linear_thread() & 31u));
-        const unsigned int v8686 = static_cast<unsigned int>(v8094.row(12, iron_linear_thread() & 31u));
-        const float v8687 = v8094.x[12];
-        const unsigned int v8688 = v56 + v8686;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8689 = v6889 + v8685;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8690 = v8689 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8693 = v8688 + v35;
-        const unsigned int v8694 = v8689 + v20;
-        const bool v8695 = v8694 <= v8693;
-        const bool v8696 = v316 || v8695;
-        const bool v8697 = v8690 && v8696;
-        const unsigned int v8700 = v8689 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8701 = v8700 + v20;
-        const bool v8703 = v8693 < v8701;
-        const bool v8704 = v8134 || v8703;
-        const bool v8705 = v8697 && v8704;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8707 = v8687 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8708 = v8705 ? v8707 : __uint_as_float(0xff800000u);
-        v8094.x[12] = v8708;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8709 = static_cast<unsigned int>(v8094.col(13, iron_linear_thread() & 31u));
-        const unsigned int v8710 = static_cast<unsigned int>(v8094.row(13, iron_linear_thread() & 31u));
-        const float v8711 = v8094.x[13];
-        const unsigned int v8712 = v56 + v8710;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8713 = v6889 + v8709;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8714 = v8713 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8717 = v8712 + v35;
-        const unsigned int v8718 = v8713 + v20;
-        const bool v8719 = v8718 <= v8717;
-        const bool v8720 = v316 || v8719;
-        const bool v8721 = v8714 && v8720;
-        const unsigned int v8724 = v8713 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8725 = v8724 + v20;
-        const bool v8727 = v8717 < v8725;
-        const bool v8728 = v8134 || v8727;
-        const bool v8729 = v8721 && v8728;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8731 = v8711 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8732 = v8729 ? v8731 : __uint_as_float(0xff800000u);
-        v8094.x[13] = v8732;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8733 = static_cast<unsigned int>(v8094.col(14, iron_linear_thread() & 31u));
-        const unsigned int v8734 = static_cast<unsigned int>(v8094.row(14, iron_linear_thread() & 31u));
-        const float v8735 = v8094.x[14];
-        const unsigned int v8736 = v56 + v8734;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8737 = v6889 + v8733;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8738 = v8737 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8741 = v8736 + v35;
-        const unsigned int v8742 = v8737 + v20;
-        const bool v8743 = v8742 <= v8741;
-        const bool v8744 = v316 || v8743;
-        const bool v8745 = v8738 && v8744;
-        const unsigned int v8748 = v8737 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8749 = v8748 + v20;
-        const bool v8751 = v8741 < v8749;
-        const bool v8752 = v8134 || v8751;
-        const bool v8753 = v8745 && v8752;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8755 = v8735 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8756 = v8753 ? v8755 : __uint_as_float(0xff800000u);
-        v8094.x[14] = v8756;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8757 = static_cast<unsigned int>(v8094.col(15, iron_linear_thread() & 31u));
-        const unsigned int v8758 = static_cast<unsigned int>(v8094.row(15, iron_linear_thread() & 31u));
-        const float v8759 = v8094.x[15];
-        const unsigned int v8760 = v56 + v8758;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8761 = v6889 + v8757;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8762 = v8761 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8765 = v8760 + v35;
-        const unsigned int v8766 = v8761 + v20;
-        const bool v8767 = v8766 <= v8765;
-        const bool v8768 = v316 || v8767;
-        const bool v8769 = v8762 && v8768;
-        const unsigned int v8772 = v8761 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8773 = v8772 + v20;
-        const bool v8775 = v8765 < v8773;
-        const bool v8776 = v8134 || v8775;
-        const bool v8777 = v8769 && v8776;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8779 = v8759 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8780 = v8777 ? v8779 : __uint_as_float(0xff800000u);
-        v8094.x[15] = v8780;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8781 = static_cast<unsigned int>(v8094.col(16, iron_linear_thread() & 31u));
-        const unsigned int v8782 = static_cast<unsigned int>(v8094.row(16, iron_linear_thread() & 31u));
-        const float v8783 = v8094.x[16];
-        const unsigned int v8784 = v56 + v8782;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8785 = v6889 + v8781;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8786 = v8785 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8789 = v8784 + v35;
-        const unsigned int v8790 = v8785 + v20;
-        const bool v8791 = v8790 <= v8789;
-        const bool v8792 = v316 || v8791;
-        const bool v8793 = v8786 && v8792;
-        const unsigned int v8796 = v8785 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8797 = v8796 + v20;
-        const bool v8799 = v8789 < v8797;
-        const bool v8800 = v8134 || v8799;
-        const bool v8801 = v8793 && v8800;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8803 = v8783 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8804 = v8801 ? v8803 : __uint_as_float(0xff800000u);
-        v8094.x[16] = v8804;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8805 = static_cast<unsigned int>(v8094.col(17, iron_linear_thread() & 31u));
-        const unsigned int v8806 = static_cast<unsigned int>(v8094.row(17, iron_linear_thread() & 31u));
-        const float v8807 = v8094.x[17];
-        const unsigned int v8808 = v56 + v8806;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8809 = v6889 + v8805;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8810 = v8809 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8813 = v8808 + v35;
-        const unsigned int v8814 = v8809 + v20;
-        const bool v8815 = v8814 <= v8813;
-        const bool v8816 = v316 || v8815;
-        const bool v8817 = v8810 && v8816;
-        const unsigned int v8820 = v8809 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8821 = v8820 + v20;
-        const bool v8823 = v8813 < v8821;
-        const bool v8824 = v8134 || v8823;
-        const bool v8825 = v8817 && v8824;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8827 = v8807 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8828 = v8825 ? v8827 : __uint_as_float(0xff800000u);
-        v8094.x[17] = v8828;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8829 = static_cast<unsigned int>(v8094.col(18, iron_linear_thread() & 31u));
-        const unsigned int v8830 = static_cast<unsigned int>(v8094.row(18, iron_linear_thread() & 31u));
-        const float v8831 = v8094.x[18];
-        const unsigned int v8832 = v56 + v8830;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8833 = v6889 + v8829;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8834 = v8833 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8837 = v8832 + v35;
-        const unsigned int v8838 = v8833 + v20;
-        const bool v8839 = v8838 <= v8837;
-        const bool v8840 = v316 || v8839;
-        const bool v8841 = v8834 && v8840;
-        const unsigned int v8844 = v8833 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8845 = v8844 + v20;
-        const bool v8847 = v8837 < v8845;
-        const bool v8848 = v8134 || v8847;
-        const bool v8849 = v8841 && v8848;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8851 = v8831 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8852 = v8849 ? v8851 : __uint_as_float(0xff800000u);
-        v8094.x[18] = v8852;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8853 = static_cast<unsigned int>(v8094.col(19, iron_linear_thread() & 31u));
-        const unsigned int v8854 = static_cast<unsigned int>(v8094.row(19, iron_linear_thread() & 31u));
-        const float v8855 = v8094.x[19];
-        const unsigned int v8856 = v56 + v8854;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8857 = v6889 + v8853;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8858 = v8857 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8861 = v8856 + v35;
-        const unsigned int v8862 = v8857 + v20;
-        const bool v8863 = v8862 <= v8861;
-        const bool v8864 = v316 || v8863;
-        const bool v8865 = v8858 && v8864;
-        const unsigned int v8868 = v8857 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8869 = v8868 + v20;
-        const bool v8871 = v8861 < v8869;
-        const bool v8872 = v8134 || v8871;
-        const bool v8873 = v8865 && v8872;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8875 = v8855 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8876 = v8873 ? v8875 : __uint_as_float(0xff800000u);
-        v8094.x[19] = v8876;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8877 = static_cast<unsigned int>(v8094.col(20, iron_linear_thread() & 31u));
-        const unsigned int v8878 = static_cast<unsigned int>(v8094.row(20, iron_linear_thread() & 31u));
-        const float v8879 = v8094.x[20];
-        const unsigned int v8880 = v56 + v8878;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8881 = v6889 + v8877;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8882 = v8881 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8885 = v8880 + v35;
-        const unsigned int v8886 = v8881 + v20;
-        const bool v8887 = v8886 <= v8885;
-        const bool v8888 = v316 || v8887;
-        const bool v8889 = v8882 && v8888;
-        const unsigned int v8892 = v8881 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8893 = v8892 + v20;
-        const bool v8895 = v8885 < v8893;
-        const bool v8896 = v8134 || v8895;
-        const bool v8897 = v8889 && v8896;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8899 = v8879 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8900 = v8897 ? v8899 : __uint_as_float(0xff800000u);
-        v8094.x[20] = v8900;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8901 = static_cast<unsigned int>(v8094.col(21, iron_linear_thread() & 31u));
-        const unsigned int v8902 = static_cast<unsigned int>(v8094.row(21, iron_linear_thread() & 31u));
-        const float v8903 = v8094.x[21];
-        const unsigned int v8904 = v56 + v8902;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8905 = v6889 + v8901;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8906 = v8905 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8909 = v8904 + v35;
-        const unsigned int v8910 = v8905 + v20;
-        const bool v8911 = v8910 <= v8909;
-        const bool v8912 = v316 || v8911;
-        const bool v8913 = v8906 && v8912;
-        const unsigned int v8916 = v8905 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8917 = v8916 + v20;
-        const bool v8919 = v8909 < v8917;
-        const bool v8920 = v8134 || v8919;
-        const bool v8921 = v8913 && v8920;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8923 = v8903 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8924 = v8921 ? v8923 : __uint_as_float(0xff800000u);
-        v8094.x[21] = v8924;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8925 = static_cast<unsigned int>(v8094.col(22, iron_linear_thread() & 31u));
-        const unsigned int v8926 = static_cast<unsigned int>(v8094.row(22, iron_linear_thread() & 31u));
-        const float v8927 = v8094.x[22];
-        const unsigned int v8928 = v56 + v8926;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8929 = v6889 + v8925;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8930 = v8929 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8933 = v8928 + v35;
-        const unsigned int v8934 = v8929 + v20;
-        const bool v8935 = v8934 <= v8933;
-        const bool v8936 = v316 || v8935;
-        const bool v8937 = v8930 && v8936;
-        const unsigned int v8940 = v8929 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8941 = v8940 + v20;
-        const bool v8943 = v8933 < v8941;
-        const bool v8944 = v8134 || v8943;
-        const bool v8945 = v8937 && v8944;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8947 = v8927 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8948 = v8945 ? v8947 : __uint_as_float(0xff800000u);
-        v8094.x[22] = v8948;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8949 = static_cast<unsigned int>(v8094.col(23, iron_linear_thread() & 31u));
-        const unsigned int v8950 = static_cast<unsigned int>(v8094.row(23, iron_linear_thread() & 31u));
-        const float v8951 = v8094.x[23];
-        const unsigned int v8952 = v56 + v8950;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8953 = v6889 + v8949;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8954 = v8953 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8957 = v8952 + v35;
-        const unsigned int v8958 = v8953 + v20;
-        const bool v8959 = v8958 <= v8957;
-        const bool v8960 = v316 || v8959;
-        const bool v8961 = v8954 && v8960;
-        const unsigned int v8964 = v8953 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8965 = v8964 + v20;
-        const bool v8967 = v8957 < v8965;
-        const bool v8968 = v8134 || v8967;
-        const bool v8969 = v8961 && v8968;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8971 = v8951 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8972 = v8969 ? v8971 : __uint_as_float(0xff800000u);
-        v8094.x[23] = v8972;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8973 = static_cast<unsigned int>(v8094.col(24, iron_linear_thread() & 31u));
-        const unsigned int v8974 = static_cast<unsigned int>(v8094.row(24, iron_linear_thread() & 31u));
-        const float v8975 = v8094.x[24];
-        const unsigned int v8976 = v56 + v8974;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8977 = v6889 + v8973;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8978 = v8977 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8981 = v8976 + v35;
-        const unsigned int v8982 = v8977 + v20;
-        const bool v8983 = v8982 <= v8981;
-        const bool v8984 = v316 || v8983;
-        const bool v8985 = v8978 && v8984;
-        const unsigned int v8988 = v8977 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8989 = v8988 + v20;
-        const bool v8991 = v8981 < v8989;
-        const bool v8992 = v8134 || v8991;
-        const bool v8993 = v8985 && v8992;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8995 = v8975 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8996 = v8993 ? v8995 : __uint_as_float(0xff800000u);
-        v8094.x[24] = v8996;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8997 = static_cast<unsigned int>(v8094.col(25, iron_linear_thread() & 31u));
-        const unsigned int v8998 = static_cast<unsigned int>(v8094.row(25, iron_linear_thread() & 31u));
-        const float v8999 = v8094.x[25];
-        const unsigned int v9000 = v56 + v8998;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9001 = v6889 + v8997;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9002 = v9001 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9005 = v9000 + v35;
-        const unsigned int v9006 = v9001 + v20;
-        const bool v9007 = v9006 <= v9005;
-        const bool v9008 = v316 || v9007;
-        const bool v9009 = v9002 && v9008;
-        const unsigned int v9012 = v9001 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9013 = v9012 + v20;
-        const bool v9015 = v9005 < v9013;
-        const bool v9016 = v8134 || v9015;
-        const bool v9017 = v9009 && v9016;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9019 = v8999 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9020 = v9017 ? v9019 : __uint_as_float(0xff800000u);
-        v8094.x[25] = v9020;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9021 = static_cast<unsigned int>(v8094.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9022 = static_cast<unsigned int>(v8094.row(26, iron_linear_thread() & 31u));
-        const float v9023 = v8094.x[26];
-        const unsigned int v9024 = v56 + v9022;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9025 = v6889 + v9021;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9026 = v9025 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9029 = v9024 + v35;
-        const unsigned int v9030 = v9025 + v20;
-        const bool v9031 = v9030 <= v9029;
-        const bool v9032 = v316 || v9031;
-        const bool v9033 = v9026 && v9032;
-        const unsigned int v9036 = v9025 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9037 = v9036 + v20;
-        const bool v9039 = v9029 < v9037;
-        const bool v9040 = v8134 || v9039;
-        const bool v9041 = v9033 && v9040;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9043 = v9023 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9044 = v9041 ? v9043 : __uint_as_float(0xff800000u);
-        v8094.x[26] = v9044;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9045 = static_cast<unsigned int>(v8094.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9046 = static_cast<unsigned int>(v8094.row(27, iron_linear_thread() & 31u));
-        const float v9047 = v8094.x[27];
-        const unsigned int v9048 = v56 + v9046;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9049 = v6889 + v9045;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9050 = v9049 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9053 = v9048 + v35;
-        const unsigned int v9054 = v9049 + v20;
-        const bool v9055 = v9054 <= v9053;
-        const bool v9056 = v316 || v9055;
-        const bool v9057 = v9050 && v9056;
-        const unsigned int v9060 = v9049 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9061 = v9060 + v20;
-        const bool v9063 = v9053 < v9061;
-        const bool v9064 = v8134 || v9063;
-        const bool v9065 = v9057 && v9064;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9067 = v9047 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9068 = v9065 ? v9067 : __uint_as_float(0xff800000u);
-        v8094.x[27] = v9068;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9069 = static_cast<unsigned int>(v8094.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9070 = static_cast<unsigned int>(v8094.row(28, iron_linear_thread() & 31u));
-        const float v9071 = v8094.x[28];
-        const unsigned int v9072 = v56 + v9070;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9073 = v6889 + v9069;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9074 = v9073 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9077 = v9072 + v35;
-        const unsigned int v9078 = v9073 + v20;
-        const bool v9079 = v9078 <= v9077;
-        const bool v9080 = v316 || v9079;
-        const bool v9081 = v9074 && v9080;
-        const unsigned int v9084 = v9073 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9085 = v9084 + v20;
-        const bool v9087 = v9077 < v9085;
-        const bool v9088 = v8134 || v9087;
-        const bool v9089 = v9081 && v9088;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9091 = v9071 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9092 = v9089 ? v9091 : __uint_as_float(0xff800000u);
-        v8094.x[28] = v9092;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9093 = static_cast<unsigned int>(v8094.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9094 = static_cast<unsigned int>(v8094.row(29, iron_linear_thread() & 31u));
-        const float v9095 = v8094.x[29];
-        const unsigned int v9096 = v56 + v9094;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9097 = v6889 + v9093;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9098 = v9097 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9101 = v9096 + v35;
-        const unsigned int v9102 = v9097 + v20;
-        const bool v9103 = v9102 <= v9101;
-        const bool v9104 = v316 || v9103;
-        const bool v9105 = v9098 && v9104;
-        const unsigned int v9108 = v9097 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9109 = v9108 + v20;
-        const bool v9111 = v9101 < v9109;
-        const bool v9112 = v8134 || v9111;
-        const bool v9113 = v9105 && v9112;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9115 = v9095 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9116 = v9113 ? v9115 : __uint_as_float(0xff800000u);
-        v8094.x[29] = v9116;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9117 = static_cast<unsigned int>(v8094.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9118 = static_cast<unsigned int>(v8094.row(30, iron_linear_thread() & 31u));
-        const float v9119 = v8094.x[30];
-        const unsigned int v9120 = v56 + v9118;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9121 = v6889 + v9117;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9122 = v9121 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9125 = v9120 + v35;
-        const unsigned int v9126 = v9121 + v20;
-        const bool v9127 = v9126 <= v9125;
-        const bool v9128 = v316 || v9127;
-        const bool v9129 = v9122 && v9128;
-        const unsigned int v9132 = v9121 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9133 = v9132 + v20;
-        const bool v9135 = v9125 < v9133;
-        const bool v9136 = v8134 || v9135;
-        const bool v9137 = v9129 && v9136;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9139 = v9119 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9140 = v9137 ? v9139 : __uint_as_float(0xff800000u);
-        v8094.x[30] = v9140;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9141 = static_cast<unsigned int>(v8094.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9142 = static_cast<unsigned int>(v8094.row(31, iron_linear_thread() & 31u));
-        const float v9143 = v8094.x[31];
-        const unsigned int v9144 = v56 + v9142;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9145 = v6889 + v9141;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9146 = v9145 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9149 = v9144 + v35;
-        const unsigned int v9150 = v9145 + v20;
-        const bool v9151 = v9150 <= v9149;
-        const bool v9152 = v316 || v9151;
-        const bool v9153 = v9146 && v9152;
-        const unsigned int v9156 = v9145 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9157 = v9156 + v20;
-        const bool v9159 = v9149 < v9157;
-        const bool v9160 = v8134 || v9159;
-        const bool v9161 = v9153 && v9160;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9163 = v9143 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9164 = v9161 ? v9163 : __uint_as_float(0xff800000u);
-        v8094.x[31] = v9164;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9165 = static_cast<unsigned int>(v8094.col(32, iron_linear_thread() & 31u));
-        const unsigned int v9166 = static_cast<unsigned int>(v8094.row(32, iron_linear_thread() & 31u));
-        const float v9167 = v8094.x[32];
-        const unsigned int v9168 = v56 + v9166;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9169 = v6889 + v9165;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9170 = v9169 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9173 = v9168 + v35;
-        const unsigned int v9174 = v9169 + v20;
-        const bool v9175 = v9174 <= v9173;
-        const bool v9176 = v316 || v9175;
-        const bool v9177 = v9170 && v9176;
-        const unsigned int v9180 = v9169 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9181 = v9180 + v20;
-        const bool v9183 = v9173 < v9181;
-        const bool v9184 = v8134 || v9183;
-        const bool v9185 = v9177 && v9184;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9187 = v9167 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9188 = v9185 ? v9187 : __uint_as_float(0xff800000u);
-        v8094.x[32] = v9188;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9189 = static_cast<unsigned int>(v8094.col(33, iron_linear_thread() & 31u));
-        const unsigned int v9190 = static_cast<unsigned int>(v8094.row(33, iron_linear_thread() & 31u));
-        const float v9191 = v8094.x[33];
-        const unsigned int v9192 = v56 + v9190;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9193 = v6889 + v9189;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9194 = v9193 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9197 = v9192 + v35;
-        const unsigned int v9198 = v9193 + v20;
-        const bool v9199 = v9198 <= v9197;
-        const bool v9200 = v316 || v9199;
-        const bool v9201 = v9194 && v9200;
-        const unsigned int v9204 = v9193 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9205 = v9204 + v20;
-        const bool v9207 = v9197 < v9205;
-        const bool v9208 = v8134 || v9207;
-        const bool v9209 = v9201 && v9208;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9211 = v9191 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9212 = v9209 ? v9211 : __uint_as_float(0xff800000u);
-        v8094.x[33] = v9212;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9213 = static_cast<unsigned int>(v8094.col(34, iron_linear_thread() & 31u));
-        const unsigned int v9214 = static_cast<unsigned int>(v8094.row(34, iron_linear_thread() & 31u));
-        const float v9215 = v8094.x[34];
-        const unsigned int v9216 = v56 + v9214;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9217 = v6889 + v9213;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9218 = v9217 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9221 = v9216 + v35;
-        const unsigned int v9222 = v9217 + v20;
-        const bool v9223 = v9222 <= v9221;
-        const bool v9224 = v316 || v9223;
-        const bool v9225 = v9218 && v9224;
-        const unsigned int v9228 = v9217 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9229 = v9228 + v20;
-        const bool v9231 = v9221 < v9229;
-        const bool v9232 = v8134 || v9231;
-        const bool v9233 = v9225 && v9232;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9235 = v9215 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9236 = v9233 ? v9235 : __uint_as_float(0xff800000u);
-        v8094.x[34] = v9236;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9237 = static_cast<unsigned int>(v8094.col(35, iron_linear_thread() & 31u));
-        const unsigned int v9238 = static_cast<unsigned int>(v8094.row(35, iron_linear_thread() & 31u));
-        const float v9239 = v8094.x[35];
-        const unsigned int v9240 = v56 + v9238;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9241 = v6889 + v9237;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9242 = v9241 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9245 = v9240 + v35;
-        const unsigned int v9246 = v9241 + v20;
-        const bool v9247 = v9246 <= v9245;
-        const bool v9248 = v316 || v9247;
-        const bool v9249 = v9242 && v9248;
-        const unsigned int v9252 = v9241 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9253 = v9252 + v20;
-        const bool v9255 = v9245 < v9253;
-        const bool v9256 = v8134 || v9255;
-        const bool v9257 = v9249 && v9256;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9259 = v9239 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9260 = v9257 ? v9259 : __uint_as_float(0xff800000u);
-        v8094.x[35] = v9260;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9261 = static_cast<unsigned int>(v8094.col(36, iron_linear_thread() & 31u));
-        const unsigned int v9262 = static_cast<unsigned int>(v8094.row(36, iron_linear_thread() & 31u));
-        const float v9263 = v8094.x[36];
-        const unsigned int v9264 = v56 + v9262;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9265 = v6889 + v9261;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9266 = v9265 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9269 = v9264 + v35;
-        const unsigned int v9270 = v9265 + v20;
-        const bool v9271 = v9270 <= v9269;
-        const bool v9272 = v316 || v9271;
-        const bool v9273 = v9266 && v9272;
-        const unsigned int v9276 = v9265 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9277 = v9276 + v20;
-        const bool v9279 = v9269 < v9277;
-        const bool v9280 = v8134 || v9279;
-        const bool v9281 = v9273 && v9280;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9283 = v9263 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9284 = v9281 ? v9283 : __uint_as_float(0xff800000u);
-        v8094.x[36] = v9284;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9285 = static_cast<unsigned int>(v8094.col(37, iron_linear_thread() & 31u));
-        const unsigned int v9286 = static_cast<unsigned int>(v8094.row(37, iron_linear_thread() & 31u));
-        const float v9287 = v8094.x[37];
-        const unsigned int v9288 = v56 + v9286;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9289 = v6889 + v9285;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9290 = v9289 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9293 = v9288 + v35;
-        const unsigned int v9294 = v9289 + v20;
-        const bool v9295 = v9294 <= v9293;
-        const bool v9296 = v316 || v9295;
-        const bool v9297 = v9290 && v9296;
-        const unsigned int v9300 = v9289 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9301 = v9300 + v20;
-        const bool v9303 = v9293 < v9301;
-        const bool v9304 = v8134 || v9303;
-        const bool v9305 = v9297 && v9304;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9307 = v9287 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9308 = v9305 ? v9307 : __uint_as_float(0xff800000u);
-        v8094.x[37] = v9308;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9309 = static_cast<unsigned int>(v8094.col(38, iron_linear_thread() & 31u));
-        const unsigned int v9310 = static_cast<unsigned int>(v8094.row(38, iron_linear_thread() & 31u));
-        const float v9311 = v8094.x[38];
-        const unsigned int v9312 = v56 + v9310;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9313 = v6889 + v9309;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9314 = v9313 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9317 = v9312 + v35;
-        const unsigned int v9318 = v9313 + v20;
-        const bool v9319 = v9318 <= v9317;
-        const bool v9320 = v316 || v9319;
-        const bool v9321 = v9314 && v9320;
-        const unsigned int v9324 = v9313 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9325 = v9324 + v20;
-        const bool v9327 = v9317 < v9325;
-        const bool v9328 = v8134 || v9327;
-        const bool v9329 = v9321 && v9328;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9331 = v9311 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9332 = v9329 ? v9331 : __uint_as_float(0xff800000u);
-        v8094.x[38] = v9332;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9333 = static_cast<unsigned int>(v8094.col(39, iron_linear_thread() & 31u));
-        const unsigned int v9334 = static_cast<unsigned int>(v8094.row(39, iron_linear_thread() & 31u));
-        const float v9335 = v8094.x[39];
-        const unsigned int v9336 = v56 + v9334;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9337 = v6889 + v9333;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9338 = v9337 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9341 = v9336 + v35;
-        const unsigned int v9342 = v9337 + v20;
-        const bool v9343 = v9342 <= v9341;
-        const bool v9344 = v316 || v9343;
-        const bool v9345 = v9338 && v9344;
-        const unsigned int v9348 = v9337 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9349 = v9348 + v20;
-        const bool v9351 = v9341 < v9349;
-        const bool v9352 = v8134 || v9351;
-        const bool v9353 = v9345 && v9352;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9355 = v9335 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9356 = v9353 ? v9355 : __uint_as_float(0xff800000u);
-        v8094.x[39] = v9356;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9357 = static_cast<unsigned int>(v8094.col(40, iron_linear_thread() & 31u));
-        const unsigned int v9358 = static_cast<unsigned int>(v8094.row(40, iron_linear_thread() & 31u));
-        const float v9359 = v8094.x[40];
-        const unsigned int v9360 = v56 + v9358;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9361 = v6889 + v9357;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9362 = v9361 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9365 = v9360 + v35;
-        const unsigned int v9366 = v9361 + v20;
-        const bool v9367 = v9366 <= v9365;
-        const bool v9368 = v316 || v9367;
-        const bool v9369 = v9362 && v9368;
-        const unsigned int v9372 = v9361 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9373 = v9372 + v20;
-        const bool v9375 = v9365 < v9373;
-        const bool v9376 = v8134 || v9375;
-        const bool v9377 = v9369 && v9376;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9379 = v9359 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9380 = v9377 ? v9379 : __uint_as_float(0xff800000u);
-        v8094.x[40] = v9380;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9381 = static_cast<unsigned int>(v8094.col(41, iron_linear_thread() & 31u));
-        const unsigned int v9382 = static_cast<unsigned int>(v8094.row(41, iron_linear_thread() & 31u));
-        const float v9383 = v8094.x[41];
-        const unsigned int v9384 = v56 + v9382;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9385 = v6889 + v9381;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9386 = v9385 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9389 = v9384 + v35;
-        const unsigned int v9390 = v9385 + v20;
-        const bool v9391 = v9390 <= v9389;
-        const bool v9392 = v316 || v9391;
-        const bool v9393 = v9386 && v9392;
-        const unsigned int v9396 = v9385 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9397 = v9396 + v20;
-        const bool v9399 = v9389 < v9397;
-        const bool v9400 = v8134 || v9399;
-        const bool v9401 = v9393 && v9400;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9403 = v9383 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9404 = v9401 ? v9403 : __uint_as_float(0xff800000u);
-        v8094.x[41] = v9404;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9405 = static_cast<unsigned int>(v8094.col(42, iron_linear_thread() & 31u));
-        const unsigned int v9406 = static_cast<unsigned int>(v8094.row(42, iron_linear_thread() & 31u));
-        const float v9407 = v8094.x[42];
-        const unsigned int v9408 = v56 + v9406;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9409 = v6889 + v9405;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9410 = v9409 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9413 = v9408 + v35;
-        const unsigned int v9414 = v9409 + v20;
-        const bool v9415 = v9414 <= v9413;
-        const bool v9416 = v316 || v9415;
-        const bool v9417 = v9410 && v9416;
-        const unsigned int v9420 = v9409 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9421 = v9420 + v20;
-        const bool v9423 = v9413 < v9421;
-        const bool v9424 = v8134 || v9423;
-        const bool v9425 = v9417 && v9424;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9427 = v9407 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9428 = v9425 ? v9427 : __uint_as_float(0xff800000u);
-        v8094.x[42] = v9428;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9429 = static_cast<unsigned int>(v8094.col(43, iron_linear_thread() & 31u));
-        const unsigned int v9430 = static_cast<unsigned int>(v8094.row(43, iron_linear_thread() & 31u));
-        const float v9431 = v8094.x[43];
-        const unsigned int v9432 = v56 + v9430;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9433 = v6889 + v9429;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9434 = v9433 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9437 = v9432 + v35;
-        const unsigned int v9438 = v9433 + v20;
-        const bool v9439 = v9438 <= v9437;
-        const bool v9440 = v316 || v9439;
-        const bool v9441 = v9434 && v9440;
-        const unsigned int v9444 = v9433 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9445 = v9444 + v20;
-        const bool v9447 = v9437 < v9445;
-        const bool v9448 = v8134 || v9447;
-        const bool v9449 = v9441 && v9448;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9451 = v9431 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9452 = v9449 ? v9451 : __uint_as_float(0xff800000u);
-        v8094.x[43] = v9452;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9453 = static_cast<unsigned int>(v8094.col(44, iron_linear_thread() & 31u));
-        const unsigned int v9454 = static_cast<unsigned int>(v8094.row(44, iron_linear_thread() & 31u));
-        const float v9455 = v8094.x[44];
-        const unsigned int v9456 = v56 + v9454;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9457 = v6889 + v9453;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9458 = v9457 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9461 = v9456 + v35;
-        const unsigned int v9462 = v9457 + v20;
-        const bool v9463 = v9462 <= v9461;
-        const bool v9464 = v316 || v9463;
-        const bool v9465 = v9458 && v9464;
-        const unsigned int v9468 = v9457 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9469 = v9468 + v20;
-        const bool v9471 = v9461 < v9469;
-        const bool v9472 = v8134 || v9471;
-        const bool v9473 = v9465 && v9472;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9475 = v9455 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9476 = v9473 ? v9475 : __uint_as_float(0xff800000u);
-        v8094.x[44] = v9476;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9477 = static_cast<unsigned int>(v8094.col(45, iron_linear_thread() & 31u));
-        const unsigned int v9478 = static_cast<unsigned int>(v8094.row(45, iron_linear_thread() & 31u));
-        const float v9479 = v8094.x[45];
-        const unsigned int v9480 = v56 + v9478;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9481 = v6889 + v9477;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9482 = v9481 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9485 = v9480 + v35;
-        const unsigned int v9486 = v9481 + v20;
-        const bool v9487 = v9486 <= v9485;
-        const bool v9488 = v316 || v9487;
-        const bool v9489 = v9482 && v9488;
-        const unsigned int v9492 = v9481 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9493 = v9492 + v20;
-        const bool v9495 = v9485 < v9493;
-        const bool v9496 = v8134 || v9495;
-        const bool v9497 = v9489 && v9496;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9499 = v9479 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9500 = v9497 ? v9499 : __uint_as_float(0xff800000u);
-        v8094.x[45] = v9500;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9501 = static_cast<unsigned int>(v8094.col(46, iron_linear_thread() & 31u));
-        const unsigned int v9502 = static_cast<unsigned int>(v8094.row(46, iron_linear_thread() & 31u));
-        const float v9503 = v8094.x[46];
-        const unsigned int v9504 = v56 + v9502;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9505 = v6889 + v9501;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9506 = v9505 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9509 = v9504 + v35;
-        const unsigned int v9510 = v9505 + v20;
-        const bool v9511 = v9510 <= v9509;
-        const bool v9512 = v316 || v9511;
-        const bool v9513 = v9506 && v9512;
-        const unsigned int v9516 = v9505 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9517 = v9516 + v20;
-        const bool v9519 = v9509 < v9517;
-        const bool v9520 = v8134 || v9519;
-        const bool v9521 = v9513 && v9520;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9523 = v9503 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9524 = v9521 ? v9523 : __uint_as_float(0xff800000u);
-        v8094.x[46] = v9524;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9525 = static_cast<unsigned int>(v8094.col(47, iron_linear_thread() & 31u));
-        const unsigned int v9526 = static_cast<unsigned int>(v8094.row(47, iron_linear_thread() & 31u));
-        const float v9527 = v8094.x[47];
-        const unsigned int v9528 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9529 = v6889 + v9525;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9530 = v9529 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9533 = v9528 + v35;
-        const unsigned int v9534 = v9529 + v20;
-        const bool v9535 = v9534 <= v9533;
-        const bool v9536 = v316 || v9535;
-        const bool v9537 = v9530 && v9536;
-        const unsigned int v9540 = v9529 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9541 = v9540 + v20;
-        const bool v9543 = v9533 < v9541;
-        const bool v9544 = v8134 || v9543;
-        const bool v9545 = v9537 && v9544;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9547 = v9527 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9548 = v9545 ? v9547 : __uint_as_float(0xff800000u);
-        v8094.x[47] = v9548;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9549 = static_cast<unsigned int>(v8094.col(48, iron_linear_thread() & 31u));
-        const unsigned int v9550 = static_cast<unsigned int>(v8094.row(48, iron_linear_thread() & 31u));
-        const float v9551 = v8094.x[48];
-        const unsigned int v9552 = v56 + v9550;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9553 = v6889 + v9549;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9554 = v9553 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9557 = v9552 + v35;
-        const unsigned int v9558 = v9553 + v20;
-        const bool v9559 = v9558 <= v9557;
-        const bool v9560 = v316 || v9559;
-        const bool v9561 = v9554 && v9560;
-        const unsigned int v9564 = v9553 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9565 = v9564 + v20;
-        const bool v9567 = v9557 < v9565;
-        const bool v9568 = v8134 || v9567;
-        const bool v9569 = v9561 && v9568;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9571 = v9551 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9572 = v9569 ? v9571 : __uint_as_float(0xff800000u);
-        v8094.x[48] = v9572;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9573 = static_cast<unsigned int>(v8094.col(49, iron_linear_thread() & 31u));
-        const unsigned int v9574 = static_cast<unsigned int>(v8094.row(49, iron_linear_thread() & 31u));
-        const float v9575 = v8094.x[49];
-        const unsigned int v9576 = v56 + v9574;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9577 = v6889 + v9573;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9578 = v9577 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9581 = v9576 + v35;
-        const unsigned int v9582 = v9577 + v20;
-        const bool v9583 = v9582 <= v9581;
-        const bool v9584 = v316 || v9583;
-        const bool v9585 = v9578 && v9584;
-        const unsigned int v9588 = v9577 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9589 = v9588 + v20;
-        const bool v9591 = v9581 < v9589;
-        const bool v9592 = v8134 || v9591;
-        const bool v9593 = v9585 && v9592;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9595 = v9575 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9596 = v9593 ? v9595 : __uint_as_float(0xff800000u);
-        v8094.x[49] = v9596;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9597 = static_cast<unsigned int>(v8094.col(50, iron_linear_thread() & 31u));
-        const unsigned int v9598 = static_cast<unsigned int>(v8094.row(50, iron_linear_thread() & 31u));
-        const float v9599 = v8094.x[50];
-        const unsigned int v9600 = v56 + v9598;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9601 = v6889 + v9597;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9602 = v9601 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9605 = v9600 + v35;
-        const unsigned int v9606 = v9601 + v20;
-        const bool v9607 = v9606 <= v9605;
-        const bool v9608 = v316 || v9607;
-        const bool v9609 = v9602 && v9608;
-        const unsigned int v9612 = v9601 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9613 = v9612 + v20;
-        const bool v9615 = v9605 < v9613;
-        const bool v9616 = v8134 || v9615;
-        const bool v9617 = v9609 && v9616;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9619 = v9599 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9620 = v9617 ? v9619 : __uint_as_float(0xff800000u);
-        v8094.x[50] = v9620;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9621 = static_cast<unsigned int>(v8094.col(51, iron_linear_thread() & 31u));
-        const unsigned int v9622 = static_cast<unsigned int>(v8094.row(51, iron_linear_thread() & 31u));
-        const float v9623 = v8094.x[51];
-        const unsigned int v9624 = v56 + v9622;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9625 = v6889 + v9621;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9626 = v9625 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9629 = v9624 + v35;
-        const unsigned int v9630 = v9625 + v20;
-        const bool v9631 = v9630 <= v9629;
-        const bool v9632 = v316 || v9631;
-        const bool v9633 = v9626 && v9632;
-        const unsigned int v9636 = v9625 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9637 = v9636 + v20;
-        const bool v9639 = v9629 < v9637;
-        const bool v9640 = v8134 || v9639;
-        const bool v9641 = v9633 && v9640;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9643 = v9623 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9644 = v9641 ? v9643 : __uint_as_float(0xff800000u);
-        v8094.x[51] = v9644;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9645 = static_cast<unsigned int>(v8094.col(52, iron_linear_thread() & 31u));
-        const unsigned int v9646 = static_cast<unsigned int>(v8094.row(52, iron_linear_thread() & 31u));
-        const float v9647 = v8094.x[52];
-        const unsigned int v9648 = v56 + v9646;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9649 = v6889 + v9645;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9650 = v9649 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9653 = v9648 + v35;
-        const unsigned int v9654 = v9649 + v20;
-        const bool v9655 = v9654 <= v9653;
-        const bool v9656 = v316 || v9655;
-        const bool v9657 = v9650 && v9656;
-        const unsigned int v9660 = v9649 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9661 = v9660 + v20;
-        const bool v9663 = v9653 < v9661;
-        const bool v9664 = v8134 || v9663;
-        const bool v9665 = v9657 && v9664;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9667 = v9647 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9668 = v9665 ? v9667 : __uint_as_float(0xff800000u);
-        v8094.x[52] = v9668;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9669 = static_cast<unsigned int>(v8094.col(53, iron_linear_thread() & 31u));
-        const unsigned int v9670 = static_cast<unsigned int>(v8094.row(53, iron_linear_thread() & 31u));
-        const float v9671 = v8094.x[53];
-        const unsigned int v9672 = v56 + v9670;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9673 = v6889 + v9669;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9674 = v9673 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9677 = v9672 + v35;
-        const unsigned int v9678 = v9673 + v20;
-        const bool v9679 = v9678 <= v9677;
-        const bool v9680 = v316 || v9679;
-        const bool v9681 = v9674 && v9680;
-        const unsigned int v9684 = v9673 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9685 = v9684 + v20;
-        const bool v9687 = v9677 < v9685;
-        const bool v9688 = v8134 || v9687;
-        const bool v9689 = v9681 && v9688;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9691 = v9671 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9692 = v9689 ? v9691 : __uint_as_float(0xff800000u);
-        v8094.x[53] = v9692;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9693 = static_cast<unsigned int>(v8094.col(54, iron_linear_thread() & 31u));
-        const unsigned int v9694 = static_cast<unsigned int>(v8094.row(54, iron_linear_thread() & 31u));
-        const float v9695 = v8094.x[54];
-        const unsigned int v9696 = v56 + v9694;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9697 = v6889 + v9693;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9698 = v9697 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9701 = v9696 + v35;
-        const unsigned int v9702 = v9697 + v20;
-        const bool v9703 = v9702 <= v9701;
-        const bool v9704 = v316 || v9703;
-        const bool v9705 = v9698 && v9704;
-        const unsigned int v9708 = v9697 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9709 = v9708 + v20;
-        const bool v9711 = v9701 < v9709;
-        const bool v9712 = v8134 || v9711;
-        const bool v9713 = v9705 && v9712;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9715 = v9695 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9716 = v9713 ? v9715 : __uint_as_float(0xff800000u);
-        v8094.x[54] = v9716;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9717 = static_cast<unsigned int>(v8094.col(55, iron_linear_thread() & 31u));
-        const unsigned int v9718 = static_cast<unsigned int>(v8094.row(55, iron_linear_thread() & 31u));
-        const float v9719 = v8094.x[55];
-        const unsigned int v9720 = v56 + v9718;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9721 = v6889 + v9717;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9722 = v9721 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9725 = v9720 + v35;
-        const unsigned int v9726 = v9721 + v20;
-        const bool v9727 = v9726 <= v9725;
-        const bool v9728 = v316 || v9727;
-        const bool v9729 = v9722 && v9728;
-        const unsigned int v9732 = v9721 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9733 = v9732 + v20;
-        const bool v9735 = v9725 < v9733;
-        const bool v9736 = v8134 || v9735;
-        const bool v9737 = v9729 && v9736;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9739 = v9719 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9740 = v9737 ? v9739 : __uint_as_float(0xff800000u);
-        v8094.x[55] = v9740;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9741 = static_cast<unsigned int>(v8094.col(56, iron_linear_thread() & 31u));
-        const unsigned int v9742 = static_cast<unsigned int>(v8094.row(56, iron_linear_thread() & 31u));
-        const float v9743 = v8094.x[56];
-        const unsigned int v9744 = v56 + v9742;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9745 = v6889 + v9741;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9746 = v9745 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9749 = v9744 + v35;
-        const unsigned int v9750 = v9745 + v20;
-        const bool v9751 = v9750 <= v9749;
-        const bool v9752 = v316 || v9751;
-        const bool v9753 = v9746 && v9752;
-        const unsigned int v9756 = v9745 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9757 = v9756 + v20;
-        const bool v9759 = v9749 < v9757;
-        const bool v9760 = v8134 || v9759;
-        const bool v9761 = v9753 && v9760;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9763 = v9743 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9764 = v9761 ? v9763 : __uint_as_float(0xff800000u);
-        v8094.x[56] = v9764;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9765 = static_cast<unsigned int>(v8094.col(57, iron_linear_thread() & 31u));
-        const unsigned int v9766 = static_cast<unsigned int>(v8094.row(57, iron_linear_thread() & 31u));
-        const float v9767 = v8094.x[57];
-        const unsigned int v9768 = v56 + v9766;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9769 = v6889 + v9765;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9770 = v9769 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9773 = v9768 + v35;
-        const unsigned int v9774 = v9769 + v20;
-        const bool v9775 = v9774 <= v9773;
-        const bool v9776 = v316 || v9775;
-        const bool v9777 = v9770 && v9776;
-        const unsigned int v9780 = v9769 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9781 = v9780 + v20;
-        const bool v9783 = v9773 < v9781;
-        const bool v9784 = v8134 || v9783;
-        const bool v9785 = v9777 && v9784;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9787 = v9767 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9788 = v9785 ? v9787 : __uint_as_float(0xff800000u);
-        v8094.x[57] = v9788;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9789 = static_cast<unsigned int>(v8094.col(58, iron_linear_thread() & 31u));
-        const unsigned int v9790 = static_cast<unsigned int>(v8094.row(58, iron_linear_thread() & 31u));
-        const float v9791 = v8094.x[58];
-        const unsigned int v9792 = v56 + v9790;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9793 = v6889 + v9789;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9794 = v9793 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9797 = v9792 + v35;
-        const unsigned int v9798 = v9793 + v20;
-        const bool v9799 = v9798 <= v9797;
-        const bool v9800 = v316 || v9799;
-        const bool v9801 = v9794 && v9800;
-        const unsigned int v9804 = v9793 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9805 = v9804 + v20;
-        const bool v9807 = v9797 < v9805;
-        const bool v9808 = v8134 || v9807;
-        const bool v9809 = v9801 && v9808;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9811 = v9791 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9812 = v9809 ? v9811 : __uint_as_float(0xff800000u);
-        v8094.x[58] = v9812;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9813 = static_cast<unsigned int>(v8094.col(59, iron_linear_thread() & 31u));
-        const unsigned int v9814 = static_cast<unsigned int>(v8094.row(59, iron_linear_thread() & 31u));
-        const float v9815 = v8094.x[59];
-        const unsigned int v9816 = v56 + v9814;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9817 = v6889 + v9813;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9818 = v9817 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9821 = v9816 + v35;
-        const unsigned int v9822 = v9817 + v20;
-        const bool v9823 = v9822 <= v9821;
-        const bool v9824 = v316 || v9823;
-        const bool v9825 = v9818 && v9824;
-        const unsigned int v9828 = v9817 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9829 = v9828 + v20;
-        const bool v9831 = v9821 < v9829;
-        const bool v9832 = v8134 || v9831;
-        const bool v9833 = v9825 && v9832;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9835 = v9815 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9836 = v9833 ? v9835 : __uint_as_float(0xff800000u);
-        v8094.x[59] = v9836;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9837 = static_cast<unsigned int>(v8094.col(60, iron_linear_thread() & 31u));
-        const unsigned int v9838 = static_cast<unsigned int>(v8094.row(60, iron_linear_thread() & 31u));
-        const float v9839 = v8094.x[60];
-        const unsigned int v9840 = v56 + v9838;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9841 = v6889 + v9837;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9842 = v9841 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9845 = v9840 + v35;
-        const unsigned int v9846 = v9841 + v20;
-        const bool v9847 = v9846 <= v9845;
-        const bool v9848 = v316 || v9847;
-        const bool v9849 = v9842 && v9848;
-        const unsigned int v9852 = v9841 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9853 = v9852 + v20;
-        const bool v9855 = v9845 < v9853;
-        const bool v9856 = v8134 || v9855;
-        const bool v9857 = v9849 && v9856;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9859 = v9839 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9860 = v9857 ? v9859 : __uint_as_float(0xff800000u);
-        v8094.x[60] = v9860;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9861 = static_cast<unsigned int>(v8094.col(61, iron_linear_thread() & 31u));
-        const unsigned int v9862 = static_cast<unsigned int>(v8094.row(61, iron_linear_thread() & 31u));
-        const float v9863 = v8094.x[61];
-        const unsigned int v9864 = v56 + v9862;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9865 = v6889 + v9861;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9866 = v9865 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9869 = v9864 + v35;
-        const unsigned int v9870 = v9865 + v20;
-        const bool v9871 = v9870 <= v9869;
-        const bool v9872 = v316 || v9871;
-        const bool v9873 = v9866 && v9872;
-        const unsigned int v9876 = v9865 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9877 = v9876 + v20;
-        const bool v9879 = v9869 < v9877;
-        const bool v9880 = v8134 || v9879;
-        const bool v9881 = v9873 && v9880;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9883 = v9863 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9884 = v9881 ? v9883 : __uint_as_float(0xff800000u);
-        v8094.x[61] = v9884;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9885 = static_cast<unsigned int>(v8094.col(62, iron_linear_thread() & 31u));
-        const unsigned int v9886 = static_cast<unsigned int>(v8094.row(62, iron_linear_thread() & 31u));
-        const float v9887 = v8094.x[62];
-        const unsigned int v9888 = v56 + v9886;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9889 = v6889 + v9885;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9890 = v9889 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9893 = v9888 + v35;
-        const unsigned int v9894 = v9889 + v20;
-        const bool v9895 = v9894 <= v9893;
-        const bool v9896 = v316 || v9895;
-        const bool v9897 = v9890 && v9896;
-        const unsigned int v9900 = v9889 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9901 = v9900 + v20;
-        const bool v9903 = v9893 < v9901;
-        const bool v9904 = v8134 || v9903;
-        const bool v9905 = v9897 && v9904;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9907 = v9887 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9908 = v9905 ? v9907 : __uint_as_float(0xff800000u);
-        v8094.x[62] = v9908;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9909 = static_cast<unsigned int>(v8094.col(63, iron_linear_thread() & 31u));
-        const unsigned int v9910 = static_cast<unsigned int>(v8094.row(63, iron_linear_thread() & 31u));
-        const float v9911 = v8094.x[63];
-        const unsigned int v9912 = v56 + v9910;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9913 = v6889 + v9909;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9914 = v9913 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9917 = v9912 + v35;
-        const unsigned int v9918 = v9913 + v20;
-        const bool v9919 = v9918 <= v9917;
-        const bool v9920 = v316 || v9919;
-        const bool v9921 = v9914 && v9920;
-        const unsigned int v9924 = v9913 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9925 = v9924 + v20;
-        const bool v9927 = v9917 < v9925;
-        const bool v9928 = v8134 || v9927;
-        const bool v9929 = v9921 && v9928;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9931 = v9911 * v335;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9932 = v9929 ? v9931 : __uint_as_float(0xff800000u);
-        v8094.x[63] = v9932;  // kernels/sdpa/flash_tile.hpp:152
+        v7408.x[49] = v8612;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8613 = static_cast<unsigned int>(v7408.col(50, iron_linear_thread() & 31u));
+        const float v8615 = v7408.x[50];
+        const float v8616 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8617 = __float_as_uint(v8616);
+        const bool v8618 = v8613 >= v8617;
+        const float v8619 = v7714.x[2];
+        const unsigned int v8620 = __float_as_uint(v8619);
+        const bool v8621 = v8613 < v8620;
+        const bool v8622 = v8618 && v8621;
+        const float v8624 = v8615 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8625 = v8622 ? v8624 : __uint_as_float(0xff800000u);
+        v7408.x[50] = v8625;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8626 = static_cast<unsigned int>(v7408.col(51, iron_linear_thread() & 31u));
+        const float v8628 = v7408.x[51];
+        const float v8629 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8630 = __float_as_uint(v8629);
+        const bool v8631 = v8626 >= v8630;
+        const float v8632 = v7714.x[2];
+        const unsigned int v8633 = __float_as_uint(v8632);
+        const bool v8634 = v8626 < v8633;
+        const bool v8635 = v8631 && v8634;
+        const float v8637 = v8628 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8638 = v8635 ? v8637 : __uint_as_float(0xff800000u);
+        v7408.x[51] = v8638;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8639 = static_cast<unsigned int>(v7408.col(52, iron_linear_thread() & 31u));
+        const float v8641 = v7408.x[52];
+        const float v8642 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8643 = __float_as_uint(v8642);
+        const bool v8644 = v8639 >= v8643;
+        const float v8645 = v7714.x[0];
+        const unsigned int v8646 = __float_as_uint(v8645);
+        const bool v8647 = v8639 < v8646;
+        const bool v8648 = v8644 && v8647;
+        const float v8650 = v8641 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8651 = v8648 ? v8650 : __uint_as_float(0xff800000u);
+        v7408.x[52] = v8651;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8652 = static_cast<unsigned int>(v7408.col(53, iron_linear_thread() & 31u));
+        const float v8654 = v7408.x[53];
+        const float v8655 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8656 = __float_as_uint(v8655);
+        const bool v8657 = v8652 >= v8656;
+        const float v8658 = v7714.x[0];
+        const unsigned int v8659 = __float_as_uint(v8658);
+        const bool v8660 = v8652 < v8659;
+        const bool v8661 = v8657 && v8660;
+        const float v8663 = v8654 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8664 = v8661 ? v8663 : __uint_as_float(0xff800000u);
+        v7408.x[53] = v8664;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8665 = static_cast<unsigned int>(v7408.col(54, iron_linear_thread() & 31u));
+        const float v8667 = v7408.x[54];
+        const float v8668 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8669 = __float_as_uint(v8668);
+        const bool v8670 = v8665 >= v8669;
+        const float v8671 = v7714.x[2];
+        const unsigned int v8672 = __float_as_uint(v8671);
+        const bool v8673 = v8665 < v8672;
+        const bool v8674 = v8670 && v8673;
+        const float v8676 = v8667 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8677 = v8674 ? v8676 : __uint_as_float(0xff800000u);
+        v7408.x[54] = v8677;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8678 = static_cast<unsigned int>(v7408.col(55, iron_linear_thread() & 31u));
+        const float v8680 = v7408.x[55];
+        const float v8681 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8682 = __float_as_uint(v8681);
+        const bool v8683 = v8678 >= v8682;
+        const float v8684 = v7714.x[2];
+        const unsigned int v8685 = __float_as_uint(v8684);
+        const bool v8686 = v8678 < v8685;
+        const bool v8687 = v8683 && v8686;
+        const float v8689 = v8680 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8690 = v8687 ? v8689 : __uint_as_float(0xff800000u);
+        v7408.x[55] = v8690;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8691 = static_cast<unsigned int>(v7408.col(56, iron_linear_thread() & 31u));
+        const float v8693 = v7408.x[56];
+        const float v8694 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8695 = __float_as_uint(v8694);
+        const bool v8696 = v8691 >= v8695;
+        const float v8697 = v7714.x[0];
+        const unsigned int v8698 = __float_as_uint(v8697);
+        const bool v8699 = v8691 < v8698;
+        const bool v8700 = v8696 && v8699;
+        const float v8702 = v8693 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8703 = v8700 ? v8702 : __uint_as_float(0xff800000u);
+        v7408.x[56] = v8703;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8704 = static_cast<unsigned int>(v7408.col(57, iron_linear_thread() & 31u));
+        const float v8706 = v7408.x[57];
+        const float v8707 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8708 = __float_as_uint(v8707);
+        const bool v8709 = v8704 >= v8708;
+        const float v8710 = v7714.x[0];
+        const unsigned int v8711 = __float_as_uint(v8710);
+        const bool v8712 = v8704 < v8711;
+        const bool v8713 = v8709 && v8712;
+        const float v8715 = v8706 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8716 = v8713 ? v8715 : __uint_as_float(0xff800000u);
+        v7408.x[57] = v8716;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8717 = static_cast<unsigned int>(v7408.col(58, iron_linear_thread() & 31u));
+        const float v8719 = v7408.x[58];
+        const float v8720 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8721 = __float_as_uint(v8720);
+        const bool v8722 = v8717 >= v8721;
+        const float v8723 = v7714.x[2];
+        const unsigned int v8724 = __float_as_uint(v8723);
+        const bool v8725 = v8717 < v8724;
+        const bool v8726 = v8722 && v8725;
+        const float v8728 = v8719 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8729 = v8726 ? v8728 : __uint_as_float(0xff800000u);
+        v7408.x[58] = v8729;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8730 = static_cast<unsigned int>(v7408.col(59, iron_linear_thread() & 31u));
+        const float v8732 = v7408.x[59];
+        const float v8733 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8734 = __float_as_uint(v8733);
+        const bool v8735 = v8730 >= v8734;
+        const float v8736 = v7714.x[2];
+        const unsigned int v8737 = __float_as_uint(v8736);
+        const bool v8738 = v8730 < v8737;
+        const bool v8739 = v8735 && v8738;
+        const float v8741 = v8732 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8742 = v8739 ? v8741 : __uint_as_float(0xff800000u);
+        v7408.x[59] = v8742;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8743 = static_cast<unsigned int>(v7408.col(60, iron_linear_thread() & 31u));
+        const float v8745 = v7408.x[60];
+        const float v8746 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8747 = __float_as_uint(v8746);
+        const bool v8748 = v8743 >= v8747;
+        const float v8749 = v7714.x[0];
+        const unsigned int v8750 = __float_as_uint(v8749);
+        const bool v8751 = v8743 < v8750;
+        const bool v8752 = v8748 && v8751;
+        const float v8754 = v8745 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8755 = v8752 ? v8754 : __uint_as_float(0xff800000u);
+        v7408.x[60] = v8755;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8756 = static_cast<unsigned int>(v7408.col(61, iron_linear_thread() & 31u));
+        const float v8758 = v7408.x[61];
+        const float v8759 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8760 = __float_as_uint(v8759);
+        const bool v8761 = v8756 >= v8760;
+        const float v8762 = v7714.x[0];
+        const unsigned int v8763 = __float_as_uint(v8762);
+        const bool v8764 = v8756 < v8763;
+        const bool v8765 = v8761 && v8764;
+        const float v8767 = v8758 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8768 = v8765 ? v8767 : __uint_as_float(0xff800000u);
+        v7408.x[61] = v8768;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8769 = static_cast<unsigned int>(v7408.col(62, iron_linear_thread() & 31u));
+        const float v8771 = v7408.x[62];
+        const float v8772 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8773 = __float_as_uint(v8772);
+        const bool v8774 = v8769 >= v8773;
+        const float v8775 = v7714.x[2];
+        const unsigned int v8776 = __float_as_uint(v8775);
+        const bool v8777 = v8769 < v8776;
+        const bool v8778 = v8774 && v8777;
+        const float v8780 = v8771 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8781 = v8778 ? v8780 : __uint_as_float(0xff800000u);
+        v7408.x[62] = v8781;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8782 = static_cast<unsigned int>(v7408.col(63, iron_linear_thread() & 31u));
+        const float v8784 = v7408.x[63];
+        const float v8785 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8786 = __float_as_uint(v8785);
+        const bool v8787 = v8782 >= v8786;
+        const float v8788 = v7714.x[2];
+        const unsigned int v8789 = __float_as_uint(v8788);
+        const bool v8790 = v8782 < v8789;
+        const bool v8791 = v8787 && v8790;
+        const float v8793 = v8784 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8794 = v8791 ? v8793 : __uint_as_float(0xff800000u);
+        v7408.x[63] = v8794;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v9934;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v9934, 0.0f);
-      iron_frag<float, 2, 16, 8> v9936;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v9936, 0.0f);
-      iron_frag_row_reduce<false>(v9936, v8094);
-      const float v9940 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9941 = v9936.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9942 = fmaxf(v9940, v9941);
-      const bool v9945 = v9942 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9946 = v9945 ? 0.0f : v9942;
-      const float v9947 = v9940 - v9946;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9948 = iron_exp2_approx(v9947);
-      v9934.x[0] = v9948;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9952 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9953 = v9936.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9954 = fmaxf(v9952, v9953);
-      const bool v9957 = v9954 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9958 = v9957 ? 0.0f : v9954;
-      const float v9959 = v9952 - v9958;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9960 = iron_exp2_approx(v9959);
-      v9934.x[1] = v9960;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9964 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9965 = v9936.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9966 = fmaxf(v9964, v9965);
-      const bool v9969 = v9966 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9970 = v9969 ? 0.0f : v9966;
-      const float v9971 = v9964 - v9970;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9972 = iron_exp2_approx(v9971);
-      v9934.x[2] = v9972;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9976 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9977 = v9936.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9978 = fmaxf(v9976, v9977);
-      const bool v9981 = v9978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9982 = v9981 ? 0.0f : v9978;
-      const float v9983 = v9976 - v9982;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9984 = iron_exp2_approx(v9983);
-      v9934.x[3] = v9984;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9987 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v9988 = v9936.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9989 = fmaxf(v9987, v9988);
-      v337.x[0] = v9989;  // kernels/sdpa/flash_tile.hpp:188
-      const float v9992 = v337.x[1];
-      const float v9993 = v9936.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9994 = fmaxf(v9992, v9993);
-      v337.x[1] = v9994;  // kernels/sdpa/flash_tile.hpp:188
-      const float v9997 = v337.x[2];
-      const float v9998 = v9936.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9999 = fmaxf(v9997, v9998);
-      v337.x[2] = v9999;  // kernels/sdpa/flash_tile.hpp:188
-      const float v10002 = v337.x[3];
-      const float v10003 = v9936.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v10004 = fmaxf(v10002, v10003);
-      v337.x[3] = v10004;  // kernels/sdpa/flash_tile.hpp:188
-      const float v10007 = v8094.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v10008 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10011 = v10008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10012 = v10011 ? 0.0f : v10008;
-      const float v10013 = v10007 - v10012;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10014 = iron_exp2_approx(v10013);
-      v8094.x[0] = v10014;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10017 = v8094.x[1];
-      const float v10018 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10021 = v10018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10022 = v10021 ? 0.0f : v10018;
-      const float v10023 = v10017 - v10022;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10024 = iron_exp2_approx(v10023);
-      v8094.x[1] = v10024;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10027 = v8094.x[2];
-      const float v10028 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10031 = v10028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10032 = v10031 ? 0.0f : v10028;
-      const float v10033 = v10027 - v10032;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10034 = iron_exp2_approx(v10033);
-      v8094.x[2] = v10034;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10037 = v8094.x[3];
-      const float v10038 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10041 = v10038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10042 = v10041 ? 0.0f : v10038;
-      const float v10043 = v10037 - v10042;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10044 = iron_exp2_approx(v10043);
-      v8094.x[3] = v10044;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10047 = v8094.x[4];
-      const float v10048 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10051 = v10048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10052 = v10051 ? 0.0f : v10048;
-      const float v10053 = v10047 - v10052;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10054 = iron_exp2_approx(v10053);
-      v8094.x[4] = v10054;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10057 = v8094.x[5];
-      const float v10058 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10061 = v10058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10062 = v10061 ? 0.0f : v10058;
-      const float v10063 = v10057 - v10062;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10064 = iron_exp2_approx(v10063);
-      v8094.x[5] = v10064;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10067 = v8094.x[6];
-      const float v10068 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10071 = v10068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10072 = v10071 ? 0.0f : v10068;
-      const float v10073 = v10067 - v10072;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10074 = iron_exp2_approx(v10073);
-      v8094.x[6] = v10074;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10077 = v8094.x[7];
-      const float v10078 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10081 = v10078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10082 = v10081 ? 0.0f : v10078;
-      const float v10083 = v10077 - v10082;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10084 = iron_exp2_approx(v10083);
-      v8094.x[7] = v10084;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10087 = v8094.x[8];
-      const float v10088 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10091 = v10088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10092 = v10091 ? 0.0f : v10088;
-      const float v10093 = v10087 - v10092;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10094 = iron_exp2_approx(v10093);
-      v8094.x[8] = v10094;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10097 = v8094.x[9];
-      const float v10098 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10101 = v10098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10102 = v10101 ? 0.0f : v10098;
-      const float v10103 = v10097 - v10102;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10104 = iron_exp2_approx(v10103);
-      v8094.x[9] = v10104;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10107 = v8094.x[10];
-      const float v10108 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10111 = v10108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10112 = v10111 ? 0.0f : v10108;
-      const float v10113 = v10107 - v10112;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10114 = iron_exp2_approx(v10113);
-      v8094.x[10] = v10114;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10117 = v8094.x[11];
-      const float v10118 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10121 = v10118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10122 = v10121 ? 0.0f : v10118;
-      const float v10123 = v10117 - v10122;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10124 = iron_exp2_approx(v10123);
-      v8094.x[11] = v10124;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10127 = v8094.x[12];
-      const float v10128 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10131 = v10128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10132 = v10131 ? 0.0f : v10128;
-      const float v10133 = v10127 - v10132;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10134 = iron_exp2_approx(v10133);
-      v8094.x[12] = v10134;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10137 = v8094.x[13];
-      const float v10138 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10141 = v10138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10142 = v10141 ? 0.0f : v10138;
-      const float v10143 = v10137 - v10142;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10144 = iron_exp2_approx(v10143);
-      v8094.x[13] = v10144;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10147 = v8094.x[14];
-      const float v10148 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10151 = v10148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10152 = v10151 ? 0.0f : v10148;
-      const float v10153 = v10147 - v10152;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10154 = iron_exp2_approx(v10153);
-      v8094.x[14] = v10154;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10157 = v8094.x[15];
-      const float v10158 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10161 = v10158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10162 = v10161 ? 0.0f : v10158;
-      const float v10163 = v10157 - v10162;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10164 = iron_exp2_approx(v10163);
-      v8094.x[15] = v10164;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10167 = v8094.x[16];
-      const float v10168 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10171 = v10168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10172 = v10171 ? 0.0f : v10168;
-      const float v10173 = v10167 - v10172;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10174 = iron_exp2_approx(v10173);
-      v8094.x[16] = v10174;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10177 = v8094.x[17];
-      const float v10178 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10181 = v10178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10182 = v10181 ? 0.0f : v10178;
-      const float v10183 = v10177 - v10182;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10184 = iron_exp2_approx(v10183);
-      v8094.x[17] = v10184;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10187 = v8094.x[18];
-      const float v10188 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10191 = v10188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10192 = v10191 ? 0.0f : v10188;
-      const float v10193 = v10187 - v10192;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10194 = iron_exp2_approx(v10193);
-      v8094.x[18] = v10194;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10197 = v8094.x[19];
-      const float v10198 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10201 = v10198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10202 = v10201 ? 0.0f : v10198;
-      const float v10203 = v10197 - v10202;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10204 = iron_exp2_approx(v10203);
-      v8094.x[19] = v10204;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10207 = v8094.x[20];
-      const float v10208 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10211 = v10208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10212 = v10211 ? 0.0f : v10208;
-      const float v10213 = v10207 - v10212;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10214 = iron_exp2_approx(v10213);
-      v8094.x[20] = v10214;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10217 = v8094.x[21];
-      const float v10218 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10221 = v10218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10222 = v10221 ? 0.0f : v10218;
-      const float v10223 = v10217 - v10222;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10224 = iron_exp2_approx(v10223);
-      v8094.x[21] = v10224;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10227 = v8094.x[22];
-      const float v10228 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10231 = v10228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10232 = v10231 ? 0.0f : v10228;
-      const float v10233 = v10227 - v10232;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10234 = iron_exp2_approx(v10233);
-      v8094.x[22] = v10234;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10237 = v8094.x[23];
-      const float v10238 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10241 = v10238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10242 = v10241 ? 0.0f : v10238;
-      const float v10243 = v10237 - v10242;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10244 = iron_exp2_approx(v10243);
-      v8094.x[23] = v10244;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10247 = v8094.x[24];
-      const float v10248 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10251 = v10248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10252 = v10251 ? 0.0f : v10248;
-      const float v10253 = v10247 - v10252;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10254 = iron_exp2_approx(v10253);
-      v8094.x[24] = v10254;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10257 = v8094.x[25];
-      const float v10258 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10261 = v10258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10262 = v10261 ? 0.0f : v10258;
-      const float v10263 = v10257 - v10262;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10264 = iron_exp2_approx(v10263);
-      v8094.x[25] = v10264;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10267 = v8094.x[26];
-      const float v10268 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10271 = v10268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10272 = v10271 ? 0.0f : v10268;
-      const float v10273 = v10267 - v10272;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10274 = iron_exp2_approx(v10273);
-      v8094.x[26] = v10274;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10277 = v8094.x[27];
-      const float v10278 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10281 = v10278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10282 = v10281 ? 0.0f : v10278;
-      const float v10283 = v10277 - v10282;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10284 = iron_exp2_approx(v10283);
-      v8094.x[27] = v10284;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10287 = v8094.x[28];
-      const float v10288 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10291 = v10288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10292 = v10291 ? 0.0f : v10288;
-      const float v10293 = v10287 - v10292;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10294 = iron_exp2_approx(v10293);
-      v8094.x[28] = v10294;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10297 = v8094.x[29];
-      const float v10298 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10301 = v10298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10302 = v10301 ? 0.0f : v10298;
-      const float v10303 = v10297 - v10302;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10304 = iron_exp2_approx(v10303);
-      v8094.x[29] = v10304;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10307 = v8094.x[30];
-      const float v10308 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10311 = v10308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10312 = v10311 ? 0.0f : v10308;
-      const float v10313 = v10307 - v10312;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10314 = iron_exp2_approx(v10313);
-      v8094.x[30] = v10314;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10317 = v8094.x[31];
-      const float v10318 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10321 = v10318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10322 = v10321 ? 0.0f : v10318;
-      const float v10323 = v10317 - v10322;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10324 = iron_exp2_approx(v10323);
-      v8094.x[31] = v10324;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10327 = v8094.x[32];
-      const float v10328 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10331 = v10328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10332 = v10331 ? 0.0f : v10328;
-      const float v10333 = v10327 - v10332;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10334 = iron_exp2_approx(v10333);
-      v8094.x[32] = v10334;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10337 = v8094.x[33];
-      const float v10338 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10341 = v10338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10342 = v10341 ? 0.0f : v10338;
-      const float v10343 = v10337 - v10342;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10344 = iron_exp2_approx(v10343);
-      v8094.x[33] = v10344;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10347 = v8094.x[34];
-      const float v10348 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10351 = v10348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10352 = v10351 ? 0.0f : v10348;
-      const float v10353 = v10347 - v10352;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10354 = iron_exp2_approx(v10353);
-      v8094.x[34] = v10354;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10357 = v8094.x[35];
-      const float v10358 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10361 = v10358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10362 = v10361 ? 0.0f : v10358;
-      const float v10363 = v10357 - v10362;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10364 = iron_exp2_approx(v10363);
-      v8094.x[35] = v10364;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10367 = v8094.x[36];
-      const float v10368 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10371 = v10368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10372 = v10371 ? 0.0f : v10368;
-      const float v10373 = v10367 - v10372;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10374 = iron_exp2_approx(v10373);
-      v8094.x[36] = v10374;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10377 = v8094.x[37];
-      const float v10378 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10381 = v10378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10382 = v10381 ? 0.0f : v10378;
-      const float v10383 = v10377 - v10382;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10384 = iron_exp2_approx(v10383);
-      v8094.x[37] = v10384;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10387 = v8094.x[38];
-      const float v10388 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10391 = v10388 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10392 = v10391 ? 0.0f : v10388;
-      const float v10393 = v10387 - v10392;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10394 = iron_exp2_approx(v10393);
-      v8094.x[38] = v10394;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10397 = v8094.x[39];
-      const float v10398 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10401 = v10398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10402 = v10401 ? 0.0f : v10398;
-      const float v10403 = v10397 - v10402;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10404 = iron_exp2_approx(v10403);
-      v8094.x[39] = v10404;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10407 = v8094.x[40];
-      const float v10408 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10411 = v10408 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10412 = v10411 ? 0.0f : v10408;
-      const float v10413 = v10407 - v10412;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10414 = iron_exp2_approx(v10413);
-      v8094.x[40] = v10414;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10417 = v8094.x[41];
-      const float v10418 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10421 = v10418 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10422 = v10421 ? 0.0f : v10418;
-      const float v10423 = v10417 - v10422;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10424 = iron_exp2_approx(v10423);
-      v8094.x[41] = v10424;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10427 = v8094.x[42];
-      const float v10428 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10431 = v10428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10432 = v10431 ? 0.0f : v10428;
-      const float v10433 = v10427 - v10432;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10434 = iron_exp2_approx(v10433);
-      v8094.x[42] = v10434;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10437 = v8094.x[43];
-      const float v10438 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10441 = v10438 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10442 = v10441 ? 0.0f : v10438;
-      const float v10443 = v10437 - v10442;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10444 = iron_exp2_approx(v10443);
-      v8094.x[43] = v10444;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10447 = v8094.x[44];
-      const float v10448 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10451 = v10448 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10452 = v10451 ? 0.0f : v10448;
-      const float v10453 = v10447 - v10452;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10454 = iron_exp2_approx(v10453);
-      v8094.x[44] = v10454;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10457 = v8094.x[45];
-      const float v10458 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10461 = v10458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10462 = v10461 ? 0.0f : v10458;
-      const float v10463 = v10457 - v10462;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10464 = iron_exp2_approx(v10463);
-      v8094.x[45] = v10464;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10467 = v8094.x[46];
-      const float v10468 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10471 = v10468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10472 = v10471 ? 0.0f : v10468;
-      const float v10473 = v10467 - v10472;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10474 = iron_exp2_approx(v10473);
-      v8094.x[46] = v10474;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10477 = v8094.x[47];
-      const float v10478 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10481 = v10478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10482 = v10481 ? 0.0f : v10478;
-      const float v10483 = v10477 - v10482;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10484 = iron_exp2_approx(v10483);
-      v8094.x[47] = v10484;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10487 = v8094.x[48];
-      const float v10488 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10491 = v10488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10492 = v10491 ? 0.0f : v10488;
-      const float v10493 = v10487 - v10492;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10494 = iron_exp2_approx(v10493);
-      v8094.x[48] = v10494;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10497 = v8094.x[49];
-      const float v10498 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10501 = v10498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10502 = v10501 ? 0.0f : v10498;
-      const float v10503 = v10497 - v10502;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10504 = iron_exp2_approx(v10503);
-      v8094.x[49] = v10504;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10507 = v8094.x[50];
-      const float v10508 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10511 = v10508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10512 = v10511 ? 0.0f : v10508;
-      const float v10513 = v10507 - v10512;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10514 = iron_exp2_approx(v10513);
-      v8094.x[50] = v10514;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10517 = v8094.x[51];
-      const float v10518 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10521 = v10518 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10522 = v10521 ? 0.0f : v10518;
-      const float v10523 = v10517 - v10522;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10524 = iron_exp2_approx(v10523);
-      v8094.x[51] = v10524;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10527 = v8094.x[52];
-      const float v10528 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10531 = v10528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10532 = v10531 ? 0.0f : v10528;
-      const float v10533 = v10527 - v10532;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10534 = iron_exp2_approx(v10533);
-      v8094.x[52] = v10534;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10537 = v8094.x[53];
-      const float v10538 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10541 = v10538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10542 = v10541 ? 0.0f : v10538;
-      const float v10543 = v10537 - v10542;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10544 = iron_exp2_approx(v10543);
-      v8094.x[53] = v10544;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10547 = v8094.x[54];
-      const float v10548 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10551 = v10548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10552 = v10551 ? 0.0f : v10548;
-      const float v10553 = v10547 - v10552;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10554 = iron_exp2_approx(v10553);
-      v8094.x[54] = v10554;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10557 = v8094.x[55];
-      const float v10558 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10561 = v10558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10562 = v10561 ? 0.0f : v10558;
-      const float v10563 = v10557 - v10562;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10564 = iron_exp2_approx(v10563);
-      v8094.x[55] = v10564;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10567 = v8094.x[56];
-      const float v10568 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10571 = v10568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10572 = v10571 ? 0.0f : v10568;
-      const float v10573 = v10567 - v10572;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10574 = iron_exp2_approx(v10573);
-      v8094.x[56] = v10574;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10577 = v8094.x[57];
-      const float v10578 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10581 = v10578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10582 = v10581 ? 0.0f : v10578;
-      const float v10583 = v10577 - v10582;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10584 = iron_exp2_approx(v10583);
-      v8094.x[57] = v10584;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10587 = v8094.x[58];
-      const float v10588 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10591 = v10588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10592 = v10591 ? 0.0f : v10588;
-      const float v10593 = v10587 - v10592;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10594 = iron_exp2_approx(v10593);
-      v8094.x[58] = v10594;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10597 = v8094.x[59];
-      const float v10598 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10601 = v10598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10602 = v10601 ? 0.0f : v10598;
-      const float v10603 = v10597 - v10602;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10604 = iron_exp2_approx(v10603);
-      v8094.x[59] = v10604;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10607 = v8094.x[60];
-      const float v10608 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10611 = v10608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10612 = v10611 ? 0.0f : v10608;
-      const float v10613 = v10607 - v10612;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10614 = iron_exp2_approx(v10613);
-      v8094.x[60] = v10614;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10617 = v8094.x[61];
-      const float v10618 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10621 = v10618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10622 = v10621 ? 0.0f : v10618;
-      const float v10623 = v10617 - v10622;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10624 = iron_exp2_approx(v10623);
-      v8094.x[61] = v10624;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10627 = v8094.x[62];
-      const float v10628 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10631 = v10628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10632 = v10631 ? 0.0f : v10628;
-      const float v10633 = v10627 - v10632;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10634 = iron_exp2_approx(v10633);
-      v8094.x[62] = v10634;  // kernels/sdpa/flash_tile.hpp:191
-      const float v10637 = v8094.x[63];
-      const float v10638 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v10641 = v10638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v10642 = v10641 ? 0.0f : v10638;
-      const float v10643 = v10637 - v10642;  // kernels/sdpa/flash_tile.hpp:192
-      const float v10644 = iron_exp2_approx(v10643);
-      v8094.x[63] = v10644;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v10646;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v10646, 0.0f);
-      iron_frag_row_reduce<true>(v10646, v8094);
-      const float v10649 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v10650 = v10646.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v10651 = v9934.x[0];
-      const float v10652 = v10649 * v10651;
-      const float v10653 = v10652 + v10650;
-      v339.x[0] = v10653;  // kernels/sdpa/flash_tile.hpp:195
-      const float v10656 = v339.x[1];
-      const float v10657 = v10646.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v10658 = v9934.x[1];
-      const float v10659 = v10656 * v10658;
-      const float v10660 = v10659 + v10657;
-      v339.x[1] = v10660;  // kernels/sdpa/flash_tile.hpp:195
-      const float v10663 = v339.x[2];
-      const float v10664 = v10646.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v10665 = v9934.x[2];
-      const float v10666 = v10663 * v10665;
-      const float v10667 = v10666 + v10664;
-      v339.x[2] = v10667;  // kernels/sdpa/flash_tile.hpp:195
-      const float v10670 = v339.x[3];
-      const float v10671 = v10646.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v10672 = v9934.x[3];
-      const float v10673 = v10670 * v10672;
-      const float v10674 = v10673 + v10671;
-      v339.x[3] = v10674;  // kernels/sdpa/flash_tile.hpp:195
-      const float v10677 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v10678 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10679 = v10677 * v10678;
-      v341.x[0] = v10679;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10682 = v341.x[1];
-      const float v10683 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10684 = v10682 * v10683;
-      v341.x[1] = v10684;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10687 = v341.x[2];
-      const float v10688 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10689 = v10687 * v10688;
-      v341.x[2] = v10689;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10692 = v341.x[3];
-      const float v10693 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10694 = v10692 * v10693;
-      v341.x[3] = v10694;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10697 = v341.x[4];
-      const float v10698 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10699 = v10697 * v10698;
-      v341.x[4] = v10699;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10702 = v341.x[5];
-      const float v10703 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10704 = v10702 * v10703;
-      v341.x[5] = v10704;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10707 = v341.x[6];
-      const float v10708 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10709 = v10707 * v10708;
-      v341.x[6] = v10709;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10712 = v341.x[7];
-      const float v10713 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10714 = v10712 * v10713;
-      v341.x[7] = v10714;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10717 = v341.x[8];
-      const float v10718 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10719 = v10717 * v10718;
-      v341.x[8] = v10719;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10722 = v341.x[9];
-      const float v10723 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10724 = v10722 * v10723;
-      v341.x[9] = v10724;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10727 = v341.x[10];
-      const float v10728 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10729 = v10727 * v10728;
-      v341.x[10] = v10729;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10732 = v341.x[11];
-      const float v10733 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10734 = v10732 * v10733;
-      v341.x[11] = v10734;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10737 = v341.x[12];
-      const float v10738 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10739 = v10737 * v10738;
-      v341.x[12] = v10739;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10742 = v341.x[13];
-      const float v10743 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10744 = v10742 * v10743;
-      v341.x[13] = v10744;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10747 = v341.x[14];
-      const float v10748 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10749 = v10747 * v10748;
-      v341.x[14] = v10749;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10752 = v341.x[15];
-      const float v10753 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10754 = v10752 * v10753;
-      v341.x[15] = v10754;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10757 = v341.x[16];
-      const float v10758 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10759 = v10757 * v10758;
-      v341.x[16] = v10759;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10762 = v341.x[17];
-      const float v10763 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10764 = v10762 * v10763;
-      v341.x[17] = v10764;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10767 = v341.x[18];
-      const float v10768 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10769 = v10767 * v10768;
-      v341.x[18] = v10769;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10772 = v341.x[19];
-      const float v10773 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10774 = v10772 * v10773;
-      v341.x[19] = v10774;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10777 = v341.x[20];
-      const float v10778 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10779 = v10777 * v10778;
-      v341.x[20] = v10779;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10782 = v341.x[21];
-      const float v10783 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10784 = v10782 * v10783;
-      v341.x[21] = v10784;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10787 = v341.x[22];
-      const float v10788 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10789 = v10787 * v10788;
-      v341.x[22] = v10789;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10792 = v341.x[23];
-      const float v10793 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10794 = v10792 * v10793;
-      v341.x[23] = v10794;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10797 = v341.x[24];
-      const float v10798 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10799 = v10797 * v10798;
-      v341.x[24] = v10799;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10802 = v341.x[25];
-      const float v10803 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10804 = v10802 * v10803;
-      v341.x[25] = v10804;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10807 = v341.x[26];
-      const float v10808 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10809 = v10807 * v10808;
-      v341.x[26] = v10809;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10812 = v341.x[27];
-      const float v10813 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10814 = v10812 * v10813;
-      v341.x[27] = v10814;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10817 = v341.x[28];
-      const float v10818 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10819 = v10817 * v10818;
-      v341.x[28] = v10819;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10822 = v341.x[29];
-      const float v10823 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10824 = v10822 * v10823;
-      v341.x[29] = v10824;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10827 = v341.x[30];
-      const float v10828 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10829 = v10827 * v10828;
-      v341.x[30] = v10829;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10832 = v341.x[31];
-      const float v10833 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10834 = v10832 * v10833;
-      v341.x[31] = v10834;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10837 = v343.x[0];
-      const float v10838 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10839 = v10837 * v10838;
-      v343.x[0] = v10839;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10842 = v343.x[1];
-      const float v10843 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10844 = v10842 * v10843;
-      v343.x[1] = v10844;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10847 = v343.x[2];
-      const float v10848 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10849 = v10847 * v10848;
-      v343.x[2] = v10849;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10852 = v343.x[3];
-      const float v10853 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10854 = v10852 * v10853;
-      v343.x[3] = v10854;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10857 = v343.x[4];
-      const float v10858 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10859 = v10857 * v10858;
-      v343.x[4] = v10859;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10862 = v343.x[5];
-      const float v10863 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10864 = v10862 * v10863;
-      v343.x[5] = v10864;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10867 = v343.x[6];
-      const float v10868 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10869 = v10867 * v10868;
-      v343.x[6] = v10869;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10872 = v343.x[7];
-      const float v10873 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10874 = v10872 * v10873;
-      v343.x[7] = v10874;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10877 = v343.x[8];
-      const float v10878 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10879 = v10877 * v10878;
-      v343.x[8] = v10879;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10882 = v343.x[9];
-      const float v10883 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10884 = v10882 * v10883;
-      v343.x[9] = v10884;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10887 = v343.x[10];
-      const float v10888 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10889 = v10887 * v10888;
-      v343.x[10] = v10889;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10892 = v343.x[11];
-      const float v10893 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10894 = v10892 * v10893;
-      v343.x[11] = v10894;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10897 = v343.x[12];
-      const float v10898 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10899 = v10897 * v10898;
-      v343.x[12] = v10899;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10902 = v343.x[13];
-      const float v10903 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10904 = v10902 * v10903;
-      v343.x[13] = v10904;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10907 = v343.x[14];
-      const float v10908 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10909 = v10907 * v10908;
-      v343.x[14] = v10909;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10912 = v343.x[15];
-      const float v10913 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10914 = v10912 * v10913;
-      v343.x[15] = v10914;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10917 = v343.x[16];
-      const float v10918 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10919 = v10917 * v10918;
-      v343.x[16] = v10919;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10922 = v343.x[17];
-      const float v10923 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10924 = v10922 * v10923;
-      v343.x[17] = v10924;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10927 = v343.x[18];
-      const float v10928 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10929 = v10927 * v10928;
-      v343.x[18] = v10929;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10932 = v343.x[19];
-      const float v10933 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10934 = v10932 * v10933;
-      v343.x[19] = v10934;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10937 = v343.x[20];
-      const float v10938 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10939 = v10937 * v10938;
-      v343.x[20] = v10939;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10942 = v343.x[21];
-      const float v10943 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10944 = v10942 * v10943;
-      v343.x[21] = v10944;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10947 = v343.x[22];
-      const float v10948 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10949 = v10947 * v10948;
-      v343.x[22] = v10949;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10952 = v343.x[23];
-      const float v10953 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10954 = v10952 * v10953;
-      v343.x[23] = v10954;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10957 = v343.x[24];
-      const float v10958 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10959 = v10957 * v10958;
-      v343.x[24] = v10959;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10962 = v343.x[25];
-      const float v10963 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10964 = v10962 * v10963;
-      v343.x[25] = v10964;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10967 = v343.x[26];
-      const float v10968 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10969 = v10967 * v10968;
-      v343.x[26] = v10969;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10972 = v343.x[27];
-      const float v10973 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10974 = v10972 * v10973;
-      v343.x[27] = v10974;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10977 = v343.x[28];
-      const float v10978 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10979 = v10977 * v10978;
-      v343.x[28] = v10979;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10982 = v343.x[29];
-      const float v10983 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10984 = v10982 * v10983;
-      v343.x[29] = v10984;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10987 = v343.x[30];
-      const float v10988 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10989 = v10987 * v10988;
-      v343.x[30] = v10989;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10992 = v343.x[31];
-      const float v10993 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10994 = v10992 * v10993;
-      v343.x[31] = v10994;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 128> v10996;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v10996, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v10996, v8094);
-      iron_frag_store<false>(v10996, shm3, v11003, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v8796;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v8796, 0.0f);
+      iron_frag<float, 2, 16, 8> v8798;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v8798, 0.0f);
+      iron_frag_row_reduce<false>(v8798, v7408);
+      iron_frag<float, 2, 16, 8> v8800;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v8800, 0.0f);
+      const float v8804 = v8798.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8805 = v337.x[0];
+      const float v8806 = fmaxf(v8805, v8804);
+      const bool v8809 = v8806 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8810 = v8809 ? 0.0f : v8806;
+      v8800.x[0] = v8810;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8814 = v8798.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8815 = v337.x[1];
+      const float v8816 = fmaxf(v8815, v8814);
+      const bool v8819 = v8816 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8820 = v8819 ? 0.0f : v8816;
+      v8800.x[1] = v8820;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8824 = v8798.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8825 = v337.x[2];
+      const float v8826 = fmaxf(v8825, v8824);
+      const bool v8829 = v8826 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8830 = v8829 ? 0.0f : v8826;
+      v8800.x[2] = v8830;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8834 = v8798.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8835 = v337.x[3];
+      const float v8836 = fmaxf(v8835, v8834);
+      const bool v8839 = v8836 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8840 = v8839 ? 0.0f : v8836;
+      v8800.x[3] = v8840;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8844 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8846 = v8805 - v8844;
+      const float v8847 = iron_exp2_approx(v8846);
+      v8796.x[0] = v8847;  // kernels/sdpa/flash_tile.hpp:213
+      const float v8851 = v8800.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8853 = v8815 - v8851;
+      const float v8854 = iron_exp2_approx(v8853);
+      v8796.x[1] = v8854;  // kernels/sdpa/flash_tile.hpp:213
+      const float v8858 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8860 = v8825 - v8858;
+      const float v8861 = iron_exp2_approx(v8860);
+      v8796.x[2] = v8861;  // kernels/sdpa/flash_tile.hpp:213
+      const float v8865 = v8800.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8867 = v8835 - v8865;
+      const float v8868 = iron_exp2_approx(v8867);
+      v8796.x[3] = v8868;  // kernels/sdpa/flash_tile.hpp:213
+      v337.x[0] = v8806;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8876 = v337.x[1];
+      const float v8878 = fmaxf(v8876, v8814);  // kernels/sdpa/flash_tile.hpp:217
+      v337.x[1] = v8878;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8881 = v337.x[2];
+      const float v8883 = fmaxf(v8881, v8824);  // kernels/sdpa/flash_tile.hpp:217
+      v337.x[2] = v8883;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8886 = v337.x[3];
+      const float v8888 = fmaxf(v8886, v8834);  // kernels/sdpa/flash_tile.hpp:217
+      v337.x[3] = v8888;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8891 = v7408.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v8892 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8893 = v8891 - v8892;
+      const float v8894 = iron_exp2_approx(v8893);
+      v7408.x[0] = v8894;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8897 = v7408.x[1];
+      const float v8898 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8899 = v8897 - v8898;
+      const float v8900 = iron_exp2_approx(v8899);
+      v7408.x[1] = v8900;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8903 = v7408.x[2];
+      const float v8904 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8905 = v8903 - v8904;
+      const float v8906 = iron_exp2_approx(v8905);
+      v7408.x[2] = v8906;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8909 = v7408.x[3];
+      const float v8910 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8911 = v8909 - v8910;
+      const float v8912 = iron_exp2_approx(v8911);
+      v7408.x[3] = v8912;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8915 = v7408.x[4];
+      const float v8916 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8917 = v8915 - v8916;
+      const float v8918 = iron_exp2_approx(v8917);
+      v7408.x[4] = v8918;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8921 = v7408.x[5];
+      const float v8922 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8923 = v8921 - v8922;
+      const float v8924 = iron_exp2_approx(v8923);
+      v7408.x[5] = v8924;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8927 = v7408.x[6];
+      const float v8928 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8929 = v8927 - v8928;
+      const float v8930 = iron_exp2_approx(v8929);
+      v7408.x[6] = v8930;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8933 = v7408.x[7];
+      const float v8934 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8935 = v8933 - v8934;
+      const float v8936 = iron_exp2_approx(v8935);
+      v7408.x[7] = v8936;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8939 = v7408.x[8];
+      const float v8940 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8941 = v8939 - v8940;
+      const float v8942 = iron_exp2_approx(v8941);
+      v7408.x[8] = v8942;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8945 = v7408.x[9];
+      const float v8946 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8947 = v8945 - v8946;
+      const float v8948 = iron_exp2_approx(v8947);
+      v7408.x[9] = v8948;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8951 = v7408.x[10];
+      const float v8952 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8953 = v8951 - v8952;
+      const float v8954 = iron_exp2_approx(v8953);
+      v7408.x[10] = v8954;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8957 = v7408.x[11];
+      const float v8958 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8959 = v8957 - v8958;
+      const float v8960 = iron_exp2_approx(v8959);
+      v7408.x[11] = v8960;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8963 = v7408.x[12];
+      const float v8964 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8965 = v8963 - v8964;
+      const float v8966 = iron_exp2_approx(v8965);
+      v7408.x[12] = v8966;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8969 = v7408.x[13];
+      const float v8970 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8971 = v8969 - v8970;
+      const float v8972 = iron_exp2_approx(v8971);
+      v7408.x[13] = v8972;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8975 = v7408.x[14];
+      const float v8976 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8977 = v8975 - v8976;
+      const float v8978 = iron_exp2_approx(v8977);
+      v7408.x[14] = v8978;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8981 = v7408.x[15];
+      const float v8982 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8983 = v8981 - v8982;
+      const float v8984 = iron_exp2_approx(v8983);
+      v7408.x[15] = v8984;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8987 = v7408.x[16];
+      const float v8988 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8989 = v8987 - v8988;
+      const float v8990 = iron_exp2_approx(v8989);
+      v7408.x[16] = v8990;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8993 = v7408.x[17];
+      const float v8994 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8995 = v8993 - v8994;
+      const float v8996 = iron_exp2_approx(v8995);
+      v7408.x[17] = v8996;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8999 = v7408.x[18];
+      const float v9000 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9001 = v8999 - v9000;
+      const float v9002 = iron_exp2_approx(v9001);
+      v7408.x[18] = v9002;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9005 = v7408.x[19];
+      const float v9006 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9007 = v9005 - v9006;
+      const float v9008 = iron_exp2_approx(v9007);
+      v7408.x[19] = v9008;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9011 = v7408.x[20];
+      const float v9012 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9013 = v9011 - v9012;
+      const float v9014 = iron_exp2_approx(v9013);
+      v7408.x[20] = v9014;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9017 = v7408.x[21];
+      const float v9018 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9019 = v9017 - v9018;
+      const float v9020 = iron_exp2_approx(v9019);
+      v7408.x[21] = v9020;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9023 = v7408.x[22];
+      const float v9024 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9025 = v9023 - v9024;
+      const float v9026 = iron_exp2_approx(v9025);
+      v7408.x[22] = v9026;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9029 = v7408.x[23];
+      const float v9030 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9031 = v9029 - v9030;
+      const float v9032 = iron_exp2_approx(v9031);
+      v7408.x[23] = v9032;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9035 = v7408.x[24];
+      const float v9036 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9037 = v9035 - v9036;
+      const float v9038 = iron_exp2_approx(v9037);
+      v7408.x[24] = v9038;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9041 = v7408.x[25];
+      const float v9042 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9043 = v9041 - v9042;
+      const float v9044 = iron_exp2_approx(v9043);
+      v7408.x[25] = v9044;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9047 = v7408.x[26];
+      const float v9048 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9049 = v9047 - v9048;
+      const float v9050 = iron_exp2_approx(v9049);
+      v7408.x[26] = v9050;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9053 = v7408.x[27];
+      const float v9054 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9055 = v9053 - v9054;
+      const float v9056 = iron_exp2_approx(v9055);
+      v7408.x[27] = v9056;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9059 = v7408.x[28];
+      const float v9060 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9061 = v9059 - v9060;
+      const float v9062 = iron_exp2_approx(v9061);
+      v7408.x[28] = v9062;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9065 = v7408.x[29];
+      const float v9066 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9067 = v9065 - v9066;
+      const float v9068 = iron_exp2_approx(v9067);
+      v7408.x[29] = v9068;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9071 = v7408.x[30];
+      const float v9072 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9073 = v9071 - v9072;
+      const float v9074 = iron_exp2_approx(v9073);
+      v7408.x[30] = v9074;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9077 = v7408.x[31];
+      const float v9078 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9079 = v9077 - v9078;
+      const float v9080 = iron_exp2_approx(v9079);
+      v7408.x[31] = v9080;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9083 = v7408.x[32];
+      const float v9084 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9085 = v9083 - v9084;
+      const float v9086 = iron_exp2_approx(v9085);
+      v7408.x[32] = v9086;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9089 = v7408.x[33];
+      const float v9090 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9091 = v9089 - v9090;
+      const float v9092 = iron_exp2_approx(v9091);
+      v7408.x[33] = v9092;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9095 = v7408.x[34];
+      const float v9096 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9097 = v9095 - v9096;
+      const float v9098 = iron_exp2_approx(v9097);
+      v7408.x[34] = v9098;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9101 = v7408.x[35];
+      const float v9102 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9103 = v9101 - v9102;
+      const float v9104 = iron_exp2_approx(v9103);
+      v7408.x[35] = v9104;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9107 = v7408.x[36];
+      const float v9108 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9109 = v9107 - v9108;
+      const float v9110 = iron_exp2_approx(v9109);
+      v7408.x[36] = v9110;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9113 = v7408.x[37];
+      const float v9114 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9115 = v9113 - v9114;
+      const float v9116 = iron_exp2_approx(v9115);
+      v7408.x[37] = v9116;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9119 = v7408.x[38];
+      const float v9120 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9121 = v9119 - v9120;
+      const float v9122 = iron_exp2_approx(v9121);
+      v7408.x[38] = v9122;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9125 = v7408.x[39];
+      const float v9126 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9127 = v9125 - v9126;
+      const float v9128 = iron_exp2_approx(v9127);
+      v7408.x[39] = v9128;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9131 = v7408.x[40];
+      const float v9132 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9133 = v9131 - v9132;
+      const float v9134 = iron_exp2_approx(v9133);
+      v7408.x[40] = v9134;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9137 = v7408.x[41];
+      const float v9138 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9139 = v9137 - v9138;
+      const float v9140 = iron_exp2_approx(v9139);
+      v7408.x[41] = v9140;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9143 = v7408.x[42];
+      const float v9144 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9145 = v9143 - v9144;
+      const float v9146 = iron_exp2_approx(v9145);
+      v7408.x[42] = v9146;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9149 = v7408.x[43];
+      const float v9150 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9151 = v9149 - v9150;
+      const float v9152 = iron_exp2_approx(v9151);
+      v7408.x[43] = v9152;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9155 = v7408.x[44];
+      const float v9156 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9157 = v9155 - v9156;
+      const float v9158 = iron_exp2_approx(v9157);
+      v7408.x[44] = v9158;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9161 = v7408.x[45];
+      const float v9162 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9163 = v9161 - v9162;
+      const float v9164 = iron_exp2_approx(v9163);
+      v7408.x[45] = v9164;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9167 = v7408.x[46];
+      const float v9168 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9169 = v9167 - v9168;
+      const float v9170 = iron_exp2_approx(v9169);
+      v7408.x[46] = v9170;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9173 = v7408.x[47];
+      const float v9174 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9175 = v9173 - v9174;
+      const float v9176 = iron_exp2_approx(v9175);
+      v7408.x[47] = v9176;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9179 = v7408.x[48];
+      const float v9180 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9181 = v9179 - v9180;
+      const float v9182 = iron_exp2_approx(v9181);
+      v7408.x[48] = v9182;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9185 = v7408.x[49];
+      const float v9186 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9187 = v9185 - v9186;
+      const float v9188 = iron_exp2_approx(v9187);
+      v7408.x[49] = v9188;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9191 = v7408.x[50];
+      const float v9192 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9193 = v9191 - v9192;
+      const float v9194 = iron_exp2_approx(v9193);
+      v7408.x[50] = v9194;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9197 = v7408.x[51];
+      const float v9198 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9199 = v9197 - v9198;
+      const float v9200 = iron_exp2_approx(v9199);
+      v7408.x[51] = v9200;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9203 = v7408.x[52];
+      const float v9204 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9205 = v9203 - v9204;
+      const float v9206 = iron_exp2_approx(v9205);
+      v7408.x[52] = v9206;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9209 = v7408.x[53];
+      const float v9210 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9211 = v9209 - v9210;
+      const float v9212 = iron_exp2_approx(v9211);
+      v7408.x[53] = v9212;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9215 = v7408.x[54];
+      const float v9216 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9217 = v9215 - v9216;
+      const float v9218 = iron_exp2_approx(v9217);
+      v7408.x[54] = v9218;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9221 = v7408.x[55];
+      const float v9222 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9223 = v9221 - v9222;
+      const float v9224 = iron_exp2_approx(v9223);
+      v7408.x[55] = v9224;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9227 = v7408.x[56];
+      const float v9228 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9229 = v9227 - v9228;
+      const float v9230 = iron_exp2_approx(v9229);
+      v7408.x[56] = v9230;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9233 = v7408.x[57];
+      const float v9234 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9235 = v9233 - v9234;
+      const float v9236 = iron_exp2_approx(v9235);
+      v7408.x[57] = v9236;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9239 = v7408.x[58];
+      const float v9240 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9241 = v9239 - v9240;
+      const float v9242 = iron_exp2_approx(v9241);
+      v7408.x[58] = v9242;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9245 = v7408.x[59];
+      const float v9246 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9247 = v9245 - v9246;
+      const float v9248 = iron_exp2_approx(v9247);
+      v7408.x[59] = v9248;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9251 = v7408.x[60];
+      const float v9252 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9253 = v9251 - v9252;
+      const float v9254 = iron_exp2_approx(v9253);
+      v7408.x[60] = v9254;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9257 = v7408.x[61];
+      const float v9258 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9259 = v9257 - v9258;
+      const float v9260 = iron_exp2_approx(v9259);
+      v7408.x[61] = v9260;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9263 = v7408.x[62];
+      const float v9264 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9265 = v9263 - v9264;
+      const float v9266 = iron_exp2_approx(v9265);
+      v7408.x[62] = v9266;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9269 = v7408.x[63];
+      const float v9270 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9271 = v9269 - v9270;
+      const float v9272 = iron_exp2_approx(v9271);
+      v7408.x[63] = v9272;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v9274;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v9274, 0.0f);
+      iron_frag_row_reduce<true>(v9274, v7408);
+      const float v9277 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v9278 = v9274.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9279 = v8796.x[0];
+      const float v9280 = v9277 * v9279;
+      const float v9281 = v9280 + v9278;
+      v339.x[0] = v9281;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9284 = v339.x[1];
+      const float v9285 = v9274.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9286 = v8796.x[1];
+      const float v9287 = v9284 * v9286;
+      const float v9288 = v9287 + v9285;
+      v339.x[1] = v9288;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9291 = v339.x[2];
+      const float v9292 = v9274.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9293 = v8796.x[2];
+      const float v9294 = v9291 * v9293;
+      const float v9295 = v9294 + v9292;
+      v339.x[2] = v9295;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9298 = v339.x[3];
+      const float v9299 = v9274.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9300 = v8796.x[3];
+      const float v9301 = v9298 * v9300;
+      const float v9302 = v9301 + v9299;
+      v339.x[3] = v9302;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9305 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v9306 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9307 = v9305 * v9306;
+      v341.x[0] = v9307;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9310 = v341.x[1];
+      const float v9311 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9312 = v9310 * v9311;
+      v341.x[1] = v9312;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9315 = v341.x[2];
+      const float v9316 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9317 = v9315 * v9316;
+      v341.x[2] = v9317;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9320 = v341.x[3];
+      const float v9321 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9322 = v9320 * v9321;
+      v341.x[3] = v9322;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9325 = v341.x[4];
+      const float v9326 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9327 = v9325 * v9326;
+      v341.x[4] = v9327;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9330 = v341.x[5];
+      const float v9331 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9332 = v9330 * v9331;
+      v341.x[5] = v9332;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9335 = v341.x[6];
+      const float v9336 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9337 = v9335 * v9336;
+      v341.x[6] = v9337;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9340 = v341.x[7];
+      const float v9341 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9342 = v9340 * v9341;
+      v341.x[7] = v9342;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9345 = v341.x[8];
+      const float v9346 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9347 = v9345 * v9346;
+      v341.x[8] = v9347;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9350 = v341.x[9];
+      const float v9351 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9352 = v9350 * v9351;
+      v341.x[9] = v9352;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9355 = v341.x[10];
+      const float v9356 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9357 = v9355 * v9356;
+      v341.x[10] = v9357;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9360 = v341.x[11];
+      const float v9361 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9362 = v9360 * v9361;
+      v341.x[11] = v9362;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9365 = v341.x[12];
+      const float v9366 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9367 = v9365 * v9366;
+      v341.x[12] = v9367;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9370 = v341.x[13];
+      const float v9371 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9372 = v9370 * v9371;
+      v341.x[13] = v9372;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9375 = v341.x[14];
+      const float v9376 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9377 = v9375 * v9376;
+      v341.x[14] = v9377;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9380 = v341.x[15];
+      const float v9381 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9382 = v9380 * v9381;
+      v341.x[15] = v9382;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9385 = v341.x[16];
+      const float v9386 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9387 = v9385 * v9386;
+      v341.x[16] = v9387;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9390 = v341.x[17];
+      const float v9391 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9392 = v9390 * v9391;
+      v341.x[17] = v9392;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9395 = v341.x[18];
+      const float v9396 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9397 = v9395 * v9396;
+      v341.x[18] = v9397;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9400 = v341.x[19];
+      const float v9401 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9402 = v9400 * v9401;
+      v341.x[19] = v9402;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9405 = v341.x[20];
+      const float v9406 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9407 = v9405 * v9406;
+      v341.x[20] = v9407;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9410 = v341.x[21];
+      const float v9411 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9412 = v9410 * v9411;
+      v341.x[21] = v9412;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9415 = v341.x[22];
+      const float v9416 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9417 = v9415 * v9416;
+      v341.x[22] = v9417;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9420 = v341.x[23];
+      const float v9421 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9422 = v9420 * v9421;
+      v341.x[23] = v9422;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9425 = v341.x[24];
+      const float v9426 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9427 = v9425 * v9426;
+      v341.x[24] = v9427;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9430 = v341.x[25];
+      const float v9431 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9432 = v9430 * v9431;
+      v341.x[25] = v9432;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9435 = v341.x[26];
+      const float v9436 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9437 = v9435 * v9436;
+      v341.x[26] = v9437;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9440 = v341.x[27];
+      const float v9441 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9442 = v9440 * v9441;
+      v341.x[27] = v9442;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9445 = v341.x[28];
+      const float v9446 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9447 = v9445 * v9446;
+      v341.x[28] = v9447;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9450 = v341.x[29];
+      const float v9451 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9452 = v9450 * v9451;
+      v341.x[29] = v9452;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9455 = v341.x[30];
+      const float v9456 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9457 = v9455 * v9456;
+      v341.x[30] = v9457;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9460 = v341.x[31];
+      const float v9461 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9462 = v9460 * v9461;
+      v341.x[31] = v9462;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9465 = v343.x[0];
+      const float v9466 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9467 = v9465 * v9466;
+      v343.x[0] = v9467;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9470 = v343.x[1];
+      const float v9471 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9472 = v9470 * v9471;
+      v343.x[1] = v9472;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9475 = v343.x[2];
+      const float v9476 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9477 = v9475 * v9476;
+      v343.x[2] = v9477;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9480 = v343.x[3];
+      const float v9481 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9482 = v9480 * v9481;
+      v343.x[3] = v9482;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9485 = v343.x[4];
+      const float v9486 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9487 = v9485 * v9486;
+      v343.x[4] = v9487;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9490 = v343.x[5];
+      const float v9491 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9492 = v9490 * v9491;
+      v343.x[5] = v9492;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9495 = v343.x[6];
+      const float v9496 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9497 = v9495 * v9496;
+      v343.x[6] = v9497;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9500 = v343.x[7];
+      const float v9501 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9502 = v9500 * v9501;
+      v343.x[7] = v9502;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9505 = v343.x[8];
+      const float v9506 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9507 = v9505 * v9506;
+      v343.x[8] = v9507;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9510 = v343.x[9];
+      const float v9511 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9512 = v9510 * v9511;
+      v343.x[9] = v9512;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9515 = v343.x[10];
+      const float v9516 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9517 = v9515 * v9516;
+      v343.x[10] = v9517;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9520 = v343.x[11];
+      const float v9521 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9522 = v9520 * v9521;
+      v343.x[11] = v9522;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9525 = v343.x[12];
+      const float v9526 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9527 = v9525 * v9526;
+      v343.x[12] = v9527;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9530 = v343.x[13];
+      const float v9531 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9532 = v9530 * v9531;
+      v343.x[13] = v9532;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9535 = v343.x[14];
+      const float v9536 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9537 = v9535 * v9536;
+      v343.x[14] = v9537;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9540 = v343.x[15];
+      const float v9541 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9542 = v9540 * v9541;
+      v343.x[15] = v9542;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9545 = v343.x[16];
+      const float v9546 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9547 = v9545 * v9546;
+      v343.x[16] = v9547;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9550 = v343.x[17];
+      const float v9551 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9552 = v9550 * v9551;
+      v343.x[17] = v9552;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9555 = v343.x[18];
+      const float v9556 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9557 = v9555 * v9556;
+      v343.x[18] = v9557;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9560 = v343.x[19];
+      const float v9561 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9562 = v9560 * v9561;
+      v343.x[19] = v9562;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9565 = v343.x[20];
+      const float v9566 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9567 = v9565 * v9566;
+      v343.x[20] = v9567;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9570 = v343.x[21];
+      const float v9571 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9572 = v9570 * v9571;
+      v343.x[21] = v9572;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9575 = v343.x[22];
+      const float v9576 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9577 = v9575 * v9576;
+      v343.x[22] = v9577;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9580 = v343.x[23];
+      const float v9581 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9582 = v9580 * v9581;
+      v343.x[23] = v9582;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9585 = v343.x[24];
+      const float v9586 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9587 = v9585 * v9586;
+      v343.x[24] = v9587;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9590 = v343.x[25];
+      const float v9591 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9592 = v9590 * v9591;
+      v343.x[25] = v9592;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9595 = v343.x[26];
+      const float v9596 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9597 = v9595 * v9596;
+      v343.x[26] = v9597;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9600 = v343.x[27];
+      const float v9601 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9602 = v9600 * v9601;
+      v343.x[27] = v9602;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9605 = v343.x[28];
+      const float v9606 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9607 = v9605 * v9606;
+      v343.x[28] = v9607;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9610 = v343.x[29];
+      const float v9611 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9612 = v9610 * v9611;
+      v343.x[29] = v9612;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9615 = v343.x[30];
+      const float v9616 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9617 = v9615 * v9616;
+      v343.x[30] = v9617;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9620 = v343.x[31];
+      const float v9621 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9622 = v9620 * v9621;
+      v343.x[31] = v9622;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 128> v9624;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v9624, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v9624, v7408);
+      iron_frag_store<false>(v9624, shm3, v9631, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v11167;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v11167, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11167, shm3, v11158, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11169;
-      iron_frag_fill(v11169, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11169, shm2, v8098, 64u);
-      iron_frag_mma_sync(v341, v11167, v11169);
-      const unsigned int v11176 = v8098 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11178;
-      iron_frag_fill(v11178, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11178, shm3, v11171, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11180;
-      iron_frag_fill(v11180, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11180, shm2, v11176, 64u);
-      iron_frag_mma_sync(v341, v11178, v11180);
-      const unsigned int v11187 = v8098 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11189;
-      iron_frag_fill(v11189, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11189, shm3, v11182, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11191;
-      iron_frag_fill(v11191, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11191, shm2, v11187, 64u);
-      iron_frag_mma_sync(v341, v11189, v11191);
-      const unsigned int v11198 = v8098 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11200;
-      iron_frag_fill(v11200, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11200, shm3, v11193, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11202;
-      iron_frag_fill(v11202, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11202, shm2, v11198, 64u);
-      iron_frag_mma_sync(v341, v11200, v11202);
-      const unsigned int v11024 = v8098 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v11220;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v11220, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11220, shm3, v11211, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11222;
-      iron_frag_fill(v11222, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11222, shm2, v11024, 64u);
-      iron_frag_mma_sync(v341, v11220, v11222);
-      const unsigned int v11229 = v11024 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11231;
-      iron_frag_fill(v11231, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11231, shm3, v11224, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11233;
-      iron_frag_fill(v11233, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11233, shm2, v11229, 64u);
-      iron_frag_mma_sync(v341, v11231, v11233);
-      const unsigned int v11240 = v11024 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11242;
-      iron_frag_fill(v11242, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11242, shm3, v11235, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11244;
-      iron_frag_fill(v11244, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11244, shm2, v11240, 64u);
-      iron_frag_mma_sync(v341, v11242, v11244);
-      const unsigned int v11251 = v11024 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11253;
-      iron_frag_fill(v11253, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11253, shm3, v11246, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11255;
-      iron_frag_fill(v11255, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11255, shm2, v11251, 64u);
-      iron_frag_mma_sync(v341, v11253, v11255);
-      iron_frag<iron_bf16, 0, 16, 16> v11273;
-      iron_frag_fill(v11273, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11273, shm3, v11158, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11275;
-      iron_frag_fill(v11275, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11275, shm2, v8111, 64u);
-      iron_frag_mma_sync(v343, v11273, v11275);
-      const unsigned int v11282 = v8111 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11284;
-      iron_frag_fill(v11284, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11284, shm3, v11171, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11286;
-      iron_frag_fill(v11286, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11286, shm2, v11282, 64u);
-      iron_frag_mma_sync(v343, v11284, v11286);
-      const unsigned int v11293 = v8111 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11295;
-      iron_frag_fill(v11295, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11295, shm3, v11182, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11297;
-      iron_frag_fill(v11297, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11297, shm2, v11293, 64u);
-      iron_frag_mma_sync(v343, v11295, v11297);
-      const unsigned int v11304 = v8111 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11306;
-      iron_frag_fill(v11306, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11306, shm3, v11193, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11308;
-      iron_frag_fill(v11308, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11308, shm2, v11304, 64u);
-      iron_frag_mma_sync(v343, v11306, v11308);
-      const unsigned int v11052 = v8111 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v11326;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v11326, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11326, shm3, v11211, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11328;
-      iron_frag_fill(v11328, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11328, shm2, v11052, 64u);
-      iron_frag_mma_sync(v343, v11326, v11328);
-      const unsigned int v11335 = v11052 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11337;
-      iron_frag_fill(v11337, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11337, shm3, v11224, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11339;
-      iron_frag_fill(v11339, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11339, shm2, v11335, 64u);
-      iron_frag_mma_sync(v343, v11337, v11339);
-      const unsigned int v11346 = v11052 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11348;
-      iron_frag_fill(v11348, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11348, shm3, v11235, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11350;
-      iron_frag_fill(v11350, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11350, shm2, v11346, 64u);
-      iron_frag_mma_sync(v343, v11348, v11350);
-      const unsigned int v11357 = v11052 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11359;
-      iron_frag_fill(v11359, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11359, shm3, v11246, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v11361;
-      iron_frag_fill(v11361, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11361, shm2, v11357, 64u);
-      iron_frag_mma_sync(v343, v11359, v11361);
+      iron_frag<iron_bf16, 0, 16, 16> v9795;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9795, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9795, shm3, v9786, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9797;
+      iron_frag_fill(v9797, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9797, shm2, v7412, 64u);
+      iron_frag_mma_sync(v341, v9795, v9797);
+      const unsigned int v9804 = v7412 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9806;
+      iron_frag_fill(v9806, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9806, shm3, v9799, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9808;
+      iron_frag_fill(v9808, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9808, shm2, v9804, 64u);
+      iron_frag_mma_sync(v341, v9806, v9808);
+      const unsigned int v9815 = v7412 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9817;
+      iron_frag_fill(v9817, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9817, shm3, v9810, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9819;
+      iron_frag_fill(v9819, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9819, shm2, v9815, 64u);
+      iron_frag_mma_sync(v341, v9817, v9819);
+      const unsigned int v9826 = v7412 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9828;
+      iron_frag_fill(v9828, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9828, shm3, v9821, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9830;
+      iron_frag_fill(v9830, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9830, shm2, v9826, 64u);
+      iron_frag_mma_sync(v341, v9828, v9830);
+      const unsigned int v9652 = v7412 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9848;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9848, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9848, shm3, v9839, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9850;
+      iron_frag_fill(v9850, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9850, shm2, v9652, 64u);
+      iron_frag_mma_sync(v341, v9848, v9850);
+      const unsigned int v9857 = v9652 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9859;
+      iron_frag_fill(v9859, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9859, shm3, v9852, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9861;
+      iron_frag_fill(v9861, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9861, shm2, v9857, 64u);
+      iron_frag_mma_sync(v341, v9859, v9861);
+      const unsigned int v9868 = v9652 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9870;
+      iron_frag_fill(v9870, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9870, shm3, v9863, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9872;
+      iron_frag_fill(v9872, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9872, shm2, v9868, 64u);
+      iron_frag_mma_sync(v341, v9870, v9872);
+      const unsigned int v9879 = v9652 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9881;
+      iron_frag_fill(v9881, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9881, shm3, v9874, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9883;
+      iron_frag_fill(v9883, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9883, shm2, v9879, 64u);
+      iron_frag_mma_sync(v341, v9881, v9883);
+      iron_frag<iron_bf16, 0, 16, 16> v9901;
+      iron_frag_fill(v9901, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9901, shm3, v9786, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9903;
+      iron_frag_fill(v9903, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9903, shm2, v7425, 64u);
+      iron_frag_mma_sync(v343, v9901, v9903);
+      const unsigned int v9910 = v7425 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9912;
+      iron_frag_fill(v9912, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9912, shm3, v9799, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9914;
+      iron_frag_fill(v9914, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9914, shm2, v9910, 64u);
+      iron_frag_mma_sync(v343, v9912, v9914);
+      const unsigned int v9921 = v7425 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9923;
+      iron_frag_fill(v9923, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9923, shm3, v9810, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9925;
+      iron_frag_fill(v9925, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9925, shm2, v9921, 64u);
+      iron_frag_mma_sync(v343, v9923, v9925);
+      const unsigned int v9932 = v7425 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9934;
+      iron_frag_fill(v9934, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9934, shm3, v9821, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9936;
+      iron_frag_fill(v9936, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9936, shm2, v9932, 64u);
+      iron_frag_mma_sync(v343, v9934, v9936);
+      const unsigned int v9680 = v7425 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9954;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9954, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9954, shm3, v9839, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9956;
+      iron_frag_fill(v9956, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9956, shm2, v9680, 64u);
+      iron_frag_mma_sync(v343, v9954, v9956);
+      const unsigned int v9963 = v9680 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9965;
+      iron_frag_fill(v9965, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9965, shm3, v9852, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9967;
+      iron_frag_fill(v9967, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9967, shm2, v9963, 64u);
+      iron_frag_mma_sync(v343, v9965, v9967);
+      const unsigned int v9974 = v9680 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9976;
+      iron_frag_fill(v9976, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9976, shm3, v9863, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9978;
+      iron_frag_fill(v9978, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9978, shm2, v9974, 64u);
+      iron_frag_mma_sync(v343, v9976, v9978);
+      const unsigned int v9985 = v9680 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9987;
+      iron_frag_fill(v9987, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9987, shm3, v9874, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9989;
+      iron_frag_fill(v9989, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9989, shm2, v9985, 64u);
+      iron_frag_mma_sync(v343, v9987, v9989);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v4519 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v4521;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v4521, 0.0f);
-    const float v4525 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v4526 = fmaxf(v4525, v4519);
-    const bool v4529 = v4526 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4530 = v4529 ? 0.0f : v4526;
-    v4521.x[0] = v4530;  // kernels/sdpa/flash_tile.hpp:221
-    const float v4534 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v4535 = fmaxf(v4534, v4519);
-    const bool v4538 = v4535 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4539 = v4538 ? 0.0f : v4535;
-    v4521.x[1] = v4539;  // kernels/sdpa/flash_tile.hpp:221
-    const float v4543 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v4544 = fmaxf(v4543, v4519);
-    const bool v4547 = v4544 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4548 = v4547 ? 0.0f : v4544;
-    v4521.x[2] = v4548;  // kernels/sdpa/flash_tile.hpp:221
-    const float v4552 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v4553 = fmaxf(v4552, v4519);
-    const bool v4556 = v4553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4557 = v4556 ? 0.0f : v4553;
-    v4521.x[3] = v4557;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v4559;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v4559, 0.0f);
-    const float v4563 = v4521.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v4564 = v4519 - v4563;
-    const float v4565 = exp2f(v4564);
-    const float v4567 = v337.x[0];
-    const float v4568 = v4567 - v4563;
-    const float v4569 = exp2f(v4568);
-    const float v4570 = v339.x[0];
-    const float v4571 = v4570 * v4569;
-    const float v4572 = v4571 + v4565;
-    v4559.x[0] = v4572;  // kernels/sdpa/flash_tile.hpp:225
-    const float v4576 = v4521.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v4577 = v4519 - v4576;
-    const float v4578 = exp2f(v4577);
-    const float v4580 = v337.x[1];
-    const float v4581 = v4580 - v4576;
-    const float v4582 = exp2f(v4581);
-    const float v4583 = v339.x[1];
-    const float v4584 = v4583 * v4582;
-    const float v4585 = v4584 + v4578;
-    v4559.x[1] = v4585;  // kernels/sdpa/flash_tile.hpp:225
-    const float v4589 = v4521.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v4590 = v4519 - v4589;
-    const float v4591 = exp2f(v4590);
-    const float v4593 = v337.x[2];
-    const float v4594 = v4593 - v4589;
-    const float v4595 = exp2f(v4594);
-    const float v4596 = v339.x[2];
-    const float v4597 = v4596 * v4595;
-    const float v4598 = v4597 + v4591;
-    v4559.x[2] = v4598;  // kernels/sdpa/flash_tile.hpp:225
-    const float v4602 = v4521.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v4603 = v4519 - v4602;
-    const float v4604 = exp2f(v4603);
-    const float v4606 = v337.x[3];
-    const float v4607 = v4606 - v4602;
-    const float v4608 = exp2f(v4607);
-    const float v4609 = v339.x[3];
-    const float v4610 = v4609 * v4608;
-    const float v4611 = v4610 + v4604;
-    v4559.x[3] = v4611;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v4613;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v4613, 0.0f);
-    const float v4617 = v4559.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4619 = v4521.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4620 = v337.x[0];
-    const float v4621 = v4620 - v4619;
-    const float v4622 = exp2f(v4621);
-    const float v4623 = v4622 / v4617;
-    const bool v4625 = v4617 > 0.0f;
-    const float v4626 = v4625 ? v4623 : 0.0f;
-    v4613.x[0] = v4626;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4630 = v4559.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4632 = v4521.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4633 = v337.x[1];
-    const float v4634 = v4633 - v4632;
-    const float v4635 = exp2f(v4634);
-    const float v4636 = v4635 / v4630;
-    const bool v4638 = v4630 > 0.0f;
-    const float v4639 = v4638 ? v4636 : 0.0f;
-    v4613.x[1] = v4639;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4643 = v4559.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4645 = v4521.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4646 = v337.x[2];
-    const float v4647 = v4646 - v4645;
-    const float v4648 = exp2f(v4647);
-    const float v4649 = v4648 / v4643;
-    const bool v4651 = v4643 > 0.0f;
-    const float v4652 = v4651 ? v4649 : 0.0f;
-    v4613.x[2] = v4652;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4656 = v4559.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4658 = v4521.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4659 = v337.x[3];
-    const float v4660 = v4659 - v4658;
-    const float v4661 = exp2f(v4660);
-    const float v4662 = v4661 / v4656;
-    const bool v4664 = v4656 > 0.0f;
-    const float v4665 = v4664 ? v4662 : 0.0f;
-    v4613.x[3] = v4665;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v4667 = v56 + v10676;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4668 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4669 = v341.x[0];
-    const float v4670 = v4669 * v4668;
-    const bool v4671 = v4667 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4671) {
-      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4677 = v13 + v4667;
-      const unsigned int v4678 = v4677 * v1;
-      const unsigned int v4679 = v4678 + v28;
-      const unsigned int v4680 = v4679 << 7u;
-      const unsigned int v4681 = v4680 + v10675;
-      out[v4681] = v4675;
+    const float v3833 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3835;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3835, 0.0f);
+    const float v3839 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3840 = fmaxf(v3839, v3833);
+    const bool v3843 = v3840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3844 = v3843 ? 0.0f : v3840;
+    v3835.x[0] = v3844;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3848 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3849 = fmaxf(v3848, v3833);
+    const bool v3852 = v3849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3853 = v3852 ? 0.0f : v3849;
+    v3835.x[1] = v3853;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3857 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3858 = fmaxf(v3857, v3833);
+    const bool v3861 = v3858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3862 = v3861 ? 0.0f : v3858;
+    v3835.x[2] = v3862;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3866 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3867 = fmaxf(v3866, v3833);
+    const bool v3870 = v3867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3871 = v3870 ? 0.0f : v3867;
+    v3835.x[3] = v3871;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3873;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3873, 0.0f);
+    const float v3877 = v3835.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3878 = v3833 - v3877;
+    const float v3879 = exp2f(v3878);
+    const float v3882 = v3839 - v3877;
+    const float v3883 = exp2f(v3882);
+    const float v3884 = v339.x[0];
+    const float v3885 = v3884 * v3883;
+    const float v3886 = v3885 + v3879;
+    v3873.x[0] = v3886;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3890 = v3835.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3891 = v3833 - v3890;
+    const float v3892 = exp2f(v3891);
+    const float v3895 = v3848 - v3890;
+    const float v3896 = exp2f(v3895);
+    const float v3897 = v339.x[1];
+    const float v3898 = v3897 * v3896;
+    const float v3899 = v3898 + v3892;
+    v3873.x[1] = v3899;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3903 = v3835.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3904 = v3833 - v3903;
+    const float v3905 = exp2f(v3904);
+    const float v3908 = v3857 - v3903;
+    const float v3909 = exp2f(v3908);
+    const float v3910 = v339.x[2];
+    const float v3911 = v3910 * v3909;
+    const float v3912 = v3911 + v3905;
+    v3873.x[2] = v3912;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3916 = v3835.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3917 = v3833 - v3916;
+    const float v3918 = exp2f(v3917);
+    const float v3921 = v3866 - v3916;
+    const float v3922 = exp2f(v3921);
+    const float v3923 = v339.x[3];
+    const float v3924 = v3923 * v3922;
+    const float v3925 = v3924 + v3918;
+    v3873.x[3] = v3925;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3927;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3927, 0.0f);
+    const float v3931 = v3873.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3937 = v3883 / v3931;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3939 = v3931 > 0.0f;
+    const float v3940 = v3939 ? v3937 : 0.0f;
+    v3927.x[0] = v3940;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3944 = v3873.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3950 = v3896 / v3944;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3952 = v3944 > 0.0f;
+    const float v3953 = v3952 ? v3950 : 0.0f;
+    v3927.x[1] = v3953;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3957 = v3873.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3963 = v3909 / v3957;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3965 = v3957 > 0.0f;
+    const float v3966 = v3965 ? v3963 : 0.0f;
+    v3927.x[2] = v3966;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3970 = v3873.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3976 = v3922 / v3970;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3978 = v3970 > 0.0f;
+    const float v3979 = v3978 ? v3976 : 0.0f;
+    v3927.x[3] = v3979;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3981 = v56 + v9304;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3982 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3983 = v341.x[0];
+    const float v3984 = v3983 * v3982;
+    const bool v3985 = v3981 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3985) {
+      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3991 = v13 + v3981;
+      const unsigned int v3992 = v3991 * v1;
+      const unsigned int v3993 = v3992 + v28;
+      const unsigned int v3994 = v3993 << 7u;
+      const unsigned int v3995 = v3994 + v9303;
+      out[v3995] = v3989;
     }
-    const unsigned int v4683 = v56 + v10681;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4684 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4685 = v341.x[1];
-    const float v4686 = v4685 * v4684;
-    const bool v4687 = v4683 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4687) {
-      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4693 = v13 + v4683;
-      const unsigned int v4694 = v4693 * v1;
-      const unsigned int v4695 = v4694 + v28;
-      const unsigned int v4696 = v4695 << 7u;
-      const unsigned int v4697 = v4696 + v10680;
-      out[v4697] = v4691;
+    const unsigned int v3997 = v56 + v9309;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3998 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3999 = v341.x[1];
+    const float v4000 = v3999 * v3998;
+    const bool v4001 = v3997 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4001) {
+      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4007 = v13 + v3997;
+      const unsigned int v4008 = v4007 * v1;
+      const unsigned int v4009 = v4008 + v28;
+      const unsigned int v4010 = v4009 << 7u;
+      const unsigned int v4011 = v4010 + v9308;
+      out[v4011] = v4005;
     }
-    const unsigned int v4699 = v56 + v10686;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4700 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4701 = v341.x[2];
-    const float v4702 = v4701 * v4700;
-    const bool v4703 = v4699 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4703) {
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4709 = v13 + v4699;
-      const unsigned int v4710 = v4709 * v1;
-      const unsigned int v4711 = v4710 + v28;
-      const unsigned int v4712 = v4711 << 7u;
-      const unsigned int v4713 = v4712 + v10685;
-      out[v4713] = v4707;
+    const unsigned int v4013 = v56 + v9314;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4014 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4015 = v341.x[2];
+    const float v4016 = v4015 * v4014;
+    const bool v4017 = v4013 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4017) {
+      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4023 = v13 + v4013;
+      const unsigned int v4024 = v4023 * v1;
+      const unsigned int v4025 = v4024 + v28;
+      const unsigned int v4026 = v4025 << 7u;
+      const unsigned int v4027 = v4026 + v9313;
+      out[v4027] = v4021;
     }
-    const unsigned int v4715 = v56 + v10691;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4716 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4717 = v341.x[3];
-    const float v4718 = v4717 * v4716;
-    const bool v4719 = v4715 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4719) {
-      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4725 = v13 + v4715;
-      const unsigned int v4726 = v4725 * v1;
-      const unsigned int v4727 = v4726 + v28;
-      const unsigned int v4728 = v4727 << 7u;
-      const unsigned int v4729 = v4728 + v10690;
-      out[v4729] = v4723;
+    const unsigned int v4029 = v56 + v9319;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4030 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4031 = v341.x[3];
+    const float v4032 = v4031 * v4030;
+    const bool v4033 = v4029 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4033) {
+      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4039 = v13 + v4029;
+      const unsigned int v4040 = v4039 * v1;
+      const unsigned int v4041 = v4040 + v28;
+      const unsigned int v4042 = v4041 << 7u;
+      const unsigned int v4043 = v4042 + v9318;
+      out[v4043] = v4037;
     }
-    const unsigned int v4731 = v56 + v10696;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4732 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4733 = v341.x[4];
-    const float v4734 = v4733 * v4732;
-    const bool v4735 = v4731 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4735) {
-      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4741 = v13 + v4731;
-      const unsigned int v4742 = v4741 * v1;
-      const unsigned int v4743 = v4742 + v28;
-      const unsigned int v4744 = v4743 << 7u;
-      const unsigned int v4745 = v4744 + v10695;
-      out[v4745] = v4739;
+    const unsigned int v4045 = v56 + v9324;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4046 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4047 = v341.x[4];
+    const float v4048 = v4047 * v4046;
+    const bool v4049 = v4045 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4049) {
+      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4055 = v13 + v4045;
+      const unsigned int v4056 = v4055 * v1;
+      const unsigned int v4057 = v4056 + v28;
+      const unsigned int v4058 = v4057 << 7u;
+      const unsigned int v4059 = v4058 + v9323;
+      out[v4059] = v4053;
     }
-    const unsigned int v4747 = v56 + v10701;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4748 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4749 = v341.x[5];
-    const float v4750 = v4749 * v4748;
-    const bool v4751 = v4747 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4751) {
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4757 = v13 + v4747;
-      const unsigned int v4758 = v4757 * v1;
-      const unsigned int v4759 = v4758 + v28;
-      const unsigned int v4760 = v4759 << 7u;
-      const unsigned int v4761 = v4760 + v10700;
-      out[v4761] = v4755;
+    const unsigned int v4061 = v56 + v9329;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4062 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4063 = v341.x[5];
+    const float v4064 = v4063 * v4062;
+    const bool v4065 = v4061 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4065) {
+      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4071 = v13 + v4061;
+      const unsigned int v4072 = v4071 * v1;
+      const unsigned int v4073 = v4072 + v28;
+      const unsigned int v4074 = v4073 << 7u;
+      const unsigned int v4075 = v4074 + v9328;
+      out[v4075] = v4069;
     }
-    const unsigned int v4763 = v56 + v10706;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4764 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4765 = v341.x[6];
-    const float v4766 = v4765 * v4764;
-    const bool v4767 = v4763 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4767) {
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4773 = v13 + v4763;
-      const unsigned int v4774 = v4773 * v1;
-      const unsigned int v4775 = v4774 + v28;
-      const unsigned int v4776 = v4775 << 7u;
-      const unsigned int v4777 = v4776 + v10705;
-      out[v4777] = v4771;
+    const unsigned int v4077 = v56 + v9334;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4078 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4079 = v341.x[6];
+    const float v4080 = v4079 * v4078;
+    const bool v4081 = v4077 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4081) {
+      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4087 = v13 + v4077;
+      const unsigned int v4088 = v4087 * v1;
+      const unsigned int v4089 = v4088 + v28;
+      const unsigned int v4090 = v4089 << 7u;
+      const unsigned int v4091 = v4090 + v9333;
+      out[v4091] = v4085;
     }
-    const unsigned int v4779 = v56 + v10711;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4780 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4781 = v341.x[7];
-    const float v4782 = v4781 * v4780;
-    const bool v4783 = v4779 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4783) {
-      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4789 = v13 + v4779;
-      const unsigned int v4790 = v4789 * v1;
-      const unsigned int v4791 = v4790 + v28;
-      const unsigned int v4792 = v4791 << 7u;
-      const unsigned int v4793 = v4792 + v10710;
-      out[v4793] = v4787;
+    const unsigned int v4093 = v56 + v9339;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4094 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4095 = v341.x[7];
+    const float v4096 = v4095 * v4094;
+    const bool v4097 = v4093 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4097) {
+      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4103 = v13 + v4093;
+      const unsigned int v4104 = v4103 * v1;
+      const unsigned int v4105 = v4104 + v28;
+      const unsigned int v4106 = v4105 << 7u;
+      const unsigned int v4107 = v4106 + v9338;
+      out[v4107] = v4101;
     }
-    const unsigned int v4795 = v56 + v10716;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4796 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4797 = v341.x[8];
-    const float v4798 = v4797 * v4796;
-    const bool v4799 = v4795 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4799) {
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4805 = v13 + v4795;
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v28;
-      const unsigned int v4808 = v4807 << 7u;
-      const unsigned int v4809 = v4808 + v10715;
-      out[v4809] = v4803;
+    const unsigned int v4109 = v56 + v9344;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4110 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4111 = v341.x[8];
+    const float v4112 = v4111 * v4110;
+    const bool v4113 = v4109 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4113) {
+      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4119 = v13 + v4109;
+      const unsigned int v4120 = v4119 * v1;
+      const unsigned int v4121 = v4120 + v28;
+      const unsigned int v4122 = v4121 << 7u;
+      const unsigned int v4123 = v4122 + v9343;
+      out[v4123] = v4117;
     }
-    const unsigned int v4811 = v56 + v10721;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4812 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4813 = v341.x[9];
-    const float v4814 = v4813 * v4812;
-    const bool v4815 = v4811 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4815) {
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4821 = v13 + v4811;
-      const unsigned int v4822 = v4821 * v1;
-      const unsigned int v4823 = v4822 + v28;
-      const unsigned int v4824 = v4823 << 7u;
-      const unsigned int v4825 = v4824 + v10720;
-      out[v4825] = v4819;
+    const unsigned int v4125 = v56 + v9349;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4126 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4127 = v341.x[9];
+    const float v4128 = v4127 * v4126;
+    const bool v4129 = v4125 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4129) {
+      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4135 = v13 + v4125;
+      const unsigned int v4136 = v4135 * v1;
+      const unsigned int v4137 = v4136 + v28;
+      const unsigned int v4138 = v4137 << 7u;
+      const unsigned int v4139 = v4138 + v9348;
+      out[v4139] = v4133;
     }
-    const unsigned int v4827 = v56 + v10726;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4828 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4829 = v341.x[10];
-    const float v4830 = v4829 * v4828;
-    const bool v4831 = v4827 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4831) {
-      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4837 = v13 + v4827;
-      const unsigned int v4838 = v4837 * v1;
-      const unsigned int v4839 = v4838 + v28;
-      const unsigned int v4840 = v4839 << 7u;
-      const unsigned int v4841 = v4840 + v10725;
-      out[v4841] = v4835;
+    const unsigned int v4141 = v56 + v9354;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4142 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4143 = v341.x[10];
+    const float v4144 = v4143 * v4142;
+    const bool v4145 = v4141 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4145) {
+      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4151 = v13 + v4141;
+      const unsigned int v4152 = v4151 * v1;
+      const unsigned int v4153 = v4152 + v28;
+      const unsigned int v4154 = v4153 << 7u;
+      const unsigned int v4155 = v4154 + v9353;
+      out[v4155] = v4149;
     }
-    const unsigned int v4843 = v56 + v10731;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4844 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4845 = v341.x[11];
-    const float v4846 = v4845 * v4844;
-    const bool v4847 = v4843 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4847) {
-      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4853 = v13 + v4843;
-      const unsigned int v4854 = v4853 * v1;
-      const unsigned int v4855 = v4854 + v28;
-      const unsigned int v4856 = v4855 << 7u;
-      const unsigned int v4857 = v4856 + v10730;
-      out[v4857] = v4851;
+    const unsigned int v4157 = v56 + v9359;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4158 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4159 = v341.x[11];
+    const float v4160 = v4159 * v4158;
+    const bool v4161 = v4157 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4161) {
+      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4167 = v13 + v4157;
+      const unsigned int v4168 = v4167 * v1;
+      const unsigned int v4169 = v4168 + v28;
+      const unsigned int v4170 = v4169 << 7u;
+      const unsigned int v4171 = v4170 + v9358;
+      out[v4171] = v4165;
     }
-    const unsigned int v4859 = v56 + v10736;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4860 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4861 = v341.x[12];
-    const float v4862 = v4861 * v4860;
-    const bool v4863 = v4859 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4863) {
-      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4869 = v13 + v4859;
-      const unsigned int v4870 = v4869 * v1;
-      const unsigned int v4871 = v4870 + v28;
-      const unsigned int v4872 = v4871 << 7u;
-      const unsigned int v4873 = v4872 + v10735;
-      out[v4873] = v4867;
+    const unsigned int v4173 = v56 + v9364;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4174 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4175 = v341.x[12];
+    const float v4176 = v4175 * v4174;
+    const bool v4177 = v4173 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4177) {
+      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4183 = v13 + v4173;
+      const unsigned int v4184 = v4183 * v1;
+      const unsigned int v4185 = v4184 + v28;
+      const unsigned int v4186 = v4185 << 7u;
+      const unsigned int v4187 = v4186 + v9363;
+      out[v4187] = v4181;
     }
-    const unsigned int v4875 = v56 + v10741;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4876 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4877 = v341.x[13];
-    const float v4878 = v4877 * v4876;
-    const bool v4879 = v4875 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4879) {
-      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4885 = v13 + v4875;
-      const unsigned int v4886 = v4885 * v1;
-      const unsigned int v4887 = v4886 + v28;
-      const unsigned int v4888 = v4887 << 7u;
-      const unsigned int v4889 = v4888 + v10740;
-      out[v4889] = v4883;
+    const unsigned int v4189 = v56 + v9369;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4190 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4191 = v341.x[13];
+    const float v4192 = v4191 * v4190;
+    const bool v4193 = v4189 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4193) {
+      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4199 = v13 + v4189;
+      const unsigned int v4200 = v4199 * v1;
+      const unsigned int v4201 = v4200 + v28;
+      const unsigned int v4202 = v4201 << 7u;
+      const unsigned int v4203 = v4202 + v9368;
+      out[v4203] = v4197;
     }
-    const unsigned int v4891 = v56 + v10746;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4892 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4893 = v341.x[14];
-    const float v4894 = v4893 * v4892;
-    const bool v4895 = v4891 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4895) {
-      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4901 = v13 + v4891;
-      const unsigned int v4902 = v4901 * v1;
-      const unsigned int v4903 = v4902 + v28;
-      const unsigned int v4904 = v4903 << 7u;
-      const unsigned int v4905 = v4904 + v10745;
-      out[v4905] = v4899;
+    const unsigned int v4205 = v56 + v9374;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4206 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4207 = v341.x[14];
+    const float v4208 = v4207 * v4206;
+    const bool v4209 = v4205 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4209) {
+      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4215 = v13 + v4205;
+      const unsigned int v4216 = v4215 * v1;
+      const unsigned int v4217 = v4216 + v28;
+      const unsigned int v4218 = v4217 << 7u;
+      const unsigned int v4219 = v4218 + v9373;
+      out[v4219] = v4213;
     }
-    const unsigned int v4907 = v56 + v10751;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4908 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4909 = v341.x[15];
-    const float v4910 = v4909 * v4908;
-    const bool v4911 = v4907 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4911) {
-      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4917 = v13 + v4907;
-      const unsigned int v4918 = v4917 * v1;
-      const unsigned int v4919 = v4918 + v28;
-      const unsigned int v4920 = v4919 << 7u;
-      const unsigned int v4921 = v4920 + v10750;
-      out[v4921] = v4915;
+    const unsigned int v4221 = v56 + v9379;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4222 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4223 = v341.x[15];
+    const float v4224 = v4223 * v4222;
+    const bool v4225 = v4221 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4225) {
+      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4231 = v13 + v4221;
+      const unsigned int v4232 = v4231 * v1;
+      const unsigned int v4233 = v4232 + v28;
+      const unsigned int v4234 = v4233 << 7u;
+      const unsigned int v4235 = v4234 + v9378;
+      out[v4235] = v4229;
     }
-    const unsigned int v4923 = v56 + v10756;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4924 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4925 = v341.x[16];
-    const float v4926 = v4925 * v4924;
-    const bool v4927 = v4923 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4927) {
-      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4933 = v13 + v4923;
-      const unsigned int v4934 = v4933 * v1;
-      const unsigned int v4935 = v4934 + v28;
-      const unsigned int v4936 = v4935 << 7u;
-      const unsigned int v4937 = v4936 + v10755;
-      out[v4937] = v4931;
+    const unsigned int v4237 = v56 + v9384;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4238 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4239 = v341.x[16];
+    const float v4240 = v4239 * v4238;
+    const bool v4241 = v4237 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4241) {
+      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4247 = v13 + v4237;
+      const unsigned int v4248 = v4247 * v1;
+      const unsigned int v4249 = v4248 + v28;
+      const unsigned int v4250 = v4249 << 7u;
+      const unsigned int v4251 = v4250 + v9383;
+      out[v4251] = v4245;
     }
-    const unsigned int v4939 = v56 + v10761;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4940 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4941 = v341.x[17];
-    const float v4942 = v4941 * v4940;
-    const bool v4943 = v4939 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4943) {
-      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4949 = v13 + v4939;
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v28;
-      const unsigned int v4952 = v4951 << 7u;
-      const unsigned int v4953 = v4952 + v10760;
-      out[v4953] = v4947;
+    const unsigned int v4253 = v56 + v9389;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4254 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4255 = v341.x[17];
+    const float v4256 = v4255 * v4254;
+    const bool v4257 = v4253 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4257) {
+      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4263 = v13 + v4253;
+      const unsigned int v4264 = v4263 * v1;
+      const unsigned int v4265 = v4264 + v28;
+      const unsigned int v4266 = v4265 << 7u;
+      const unsigned int v4267 = v4266 + v9388;
+      out[v4267] = v4261;
     }
-    const unsigned int v4955 = v56 + v10766;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4956 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4957 = v341.x[18];
-    const float v4958 = v4957 * v4956;
-    const bool v4959 = v4955 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4959) {
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4965 = v13 + v4955;
-      const unsigned int v4966 = v4965 * v1;
-      const unsigned int v4967 = v4966 + v28;
-      const unsigned int v4968 = v4967 << 7u;
-      const unsigned int v4969 = v4968 + v10765;
-      out[v4969] = v4963;
+    const unsigned int v4269 = v56 + v9394;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4270 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4271 = v341.x[18];
+    const float v4272 = v4271 * v4270;
+    const bool v4273 = v4269 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4273) {
+      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4279 = v13 + v4269;
+      const unsigned int v4280 = v4279 * v1;
+      const unsigned int v4281 = v4280 + v28;
+      const unsigned int v4282 = v4281 << 7u;
+      const unsigned int v4283 = v4282 + v9393;
+      out[v4283] = v4277;
     }
-    const unsigned int v4971 = v56 + v10771;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4972 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4973 = v341.x[19];
-    const float v4974 = v4973 * v4972;
-    const bool v4975 = v4971 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4975) {
-      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4981 = v13 + v4971;
-      const unsigned int v4982 = v4981 * v1;
-      const unsigned int v4983 = v4982 + v28;
-      const unsigned int v4984 = v4983 << 7u;
-      const unsigned int v4985 = v4984 + v10770;
-      out[v4985] = v4979;
+    const unsigned int v4285 = v56 + v9399;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4286 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4287 = v341.x[19];
+    const float v4288 = v4287 * v4286;
+    const bool v4289 = v4285 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4289) {
+      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4295 = v13 + v4285;
+      const unsigned int v4296 = v4295 * v1;
+      const unsigned int v4297 = v4296 + v28;
+      const unsigned int v4298 = v4297 << 7u;
+      const unsigned int v4299 = v4298 + v9398;
+      out[v4299] = v4293;
     }
-    const unsigned int v4987 = v56 + v10776;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4988 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4989 = v341.x[20];
-    const float v4990 = v4989 * v4988;
-    const bool v4991 = v4987 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4991) {
-      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4997 = v13 + v4987;
-      const unsigned int v4998 = v4997 * v1;
-      const unsigned int v4999 = v4998 + v28;
-      const unsigned int v5000 = v4999 << 7u;
-      const unsigned int v5001 = v5000 + v10775;
-      out[v5001] = v4995;
+    const unsigned int v4301 = v56 + v9404;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4302 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4303 = v341.x[20];
+    const float v4304 = v4303 * v4302;
+    const bool v4305 = v4301 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4305) {
+      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4311 = v13 + v4301;
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v28;
+      const unsigned int v4314 = v4313 << 7u;
+      const unsigned int v4315 = v4314 + v9403;
+      out[v4315] = v4309;
     }
-    const unsigned int v5003 = v56 + v10781;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5004 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5005 = v341.x[21];
-    const float v5006 = v5005 * v5004;
-    const bool v5007 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5007) {
-      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5013 = v13 + v5003;
-      const unsigned int v5014 = v5013 * v1;
-      const unsigned int v5015 = v5014 + v28;
-      const unsigned int v5016 = v5015 << 7u;
-      const unsigned int v5017 = v5016 + v10780;
-      out[v5017] = v5011;
+    const unsigned int v4317 = v56 + v9409;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4318 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4319 = v341.x[21];
+    const float v4320 = v4319 * v4318;
+    const bool v4321 = v4317 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4321) {
+      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4327 = v13 + v4317;
+      const unsigned int v4328 = v4327 * v1;
+      const unsigned int v4329 = v4328 + v28;
+      const unsigned int v4330 = v4329 << 7u;
+      const unsigned int v4331 = v4330 + v9408;
+      out[v4331] = v4325;
     }
-    const unsigned int v5019 = v56 + v10786;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5020 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5021 = v341.x[22];
-    const float v5022 = v5021 * v5020;
-    const bool v5023 = v5019 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5023) {
-      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5029 = v13 + v5019;
-      const unsigned int v5030 = v5029 * v1;
-      const unsigned int v5031 = v5030 + v28;
-      const unsigned int v5032 = v5031 << 7u;
-      const unsigned int v5033 = v5032 + v10785;
-      out[v5033] = v5027;
+    const unsigned int v4333 = v56 + v9414;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4334 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4335 = v341.x[22];
+    const float v4336 = v4335 * v4334;
+    const bool v4337 = v4333 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4337) {
+      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4343 = v13 + v4333;
+      const unsigned int v4344 = v4343 * v1;
+      const unsigned int v4345 = v4344 + v28;
+      const unsigned int v4346 = v4345 << 7u;
+      const unsigned int v4347 = v4346 + v9413;
+      out[v4347] = v4341;
     }
-    const unsigned int v5035 = v56 + v10791;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5036 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5037 = v341.x[23];
-    const float v5038 = v5037 * v5036;
-    const bool v5039 = v5035 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5039) {
-      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5045 = v13 + v5035;
-      const unsigned int v5046 = v5045 * v1;
-      const unsigned int v5047 = v5046 + v28;
-      const unsigned int v5048 = v5047 << 7u;
-      const unsigned int v5049 = v5048 + v10790;
-      out[v5049] = v5043;
+    const unsigned int v4349 = v56 + v9419;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4350 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4351 = v341.x[23];
+    const float v4352 = v4351 * v4350;
+    const bool v4353 = v4349 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4353) {
+      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4359 = v13 + v4349;
+      const unsigned int v4360 = v4359 * v1;
+      const unsigned int v4361 = v4360 + v28;
+      const unsigned int v4362 = v4361 << 7u;
+      const unsigned int v4363 = v4362 + v9418;
+      out[v4363] = v4357;
     }
-    const unsigned int v5051 = v56 + v10796;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5052 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5053 = v341.x[24];
-    const float v5054 = v5053 * v5052;
-    const bool v5055 = v5051 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5055) {
-      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5061 = v13 + v5051;
-      const unsigned int v5062 = v5061 * v1;
-      const unsigned int v5063 = v5062 + v28;
-      const unsigned int v5064 = v5063 << 7u;
-      const unsigned int v5065 = v5064 + v10795;
-      out[v5065] = v5059;
+    const unsigned int v4365 = v56 + v9424;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4366 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4367 = v341.x[24];
+    const float v4368 = v4367 * v4366;
+    const bool v4369 = v4365 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4369) {
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4375 = v13 + v4365;
+      const unsigned int v4376 = v4375 * v1;
+      const unsigned int v4377 = v4376 + v28;
+      const unsigned int v4378 = v4377 << 7u;
+      const unsigned int v4379 = v4378 + v9423;
+      out[v4379] = v4373;
     }
-    const unsigned int v5067 = v56 + v10801;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5068 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5069 = v341.x[25];
-    const float v5070 = v5069 * v5068;
-    const bool v5071 = v5067 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5071) {
-      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5077 = v13 + v5067;
-      const unsigned int v5078 = v5077 * v1;
-      const unsigned int v5079 = v5078 + v28;
-      const unsigned int v5080 = v5079 << 7u;
-      const unsigned int v5081 = v5080 + v10800;
-      out[v5081] = v5075;
+    const unsigned int v4381 = v56 + v9429;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4382 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4383 = v341.x[25];
+    const float v4384 = v4383 * v4382;
+    const bool v4385 = v4381 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4385) {
+      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4391 = v13 + v4381;
+      const unsigned int v4392 = v4391 * v1;
+      const unsigned int v4393 = v4392 + v28;
+      const unsigned int v4394 = v4393 << 7u;
+      const unsigned int v4395 = v4394 + v9428;
+      out[v4395] = v4389;
     }
-    const unsigned int v5083 = v56 + v10806;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5084 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5085 = v341.x[26];
-    const float v5086 = v5085 * v5084;
-    const bool v5087 = v5083 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5087) {
-      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5093 = v13 + v5083;
-      const unsigned int v5094 = v5093 * v1;
-      const unsigned int v5095 = v5094 + v28;
-      const unsigned int v5096 = v5095 << 7u;
-      const unsigned int v5097 = v5096 + v10805;
-      out[v5097] = v5091;
+    const unsigned int v4397 = v56 + v9434;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4398 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4399 = v341.x[26];
+    const float v4400 = v4399 * v4398;
+    const bool v4401 = v4397 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4401) {
+      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4407 = v13 + v4397;
+      const unsigned int v4408 = v4407 * v1;
+      const unsigned int v4409 = v4408 + v28;
+      const unsigned int v4410 = v4409 << 7u;
+      const unsigned int v4411 = v4410 + v9433;
+      out[v4411] = v4405;
     }
-    const unsigned int v5099 = v56 + v10811;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5100 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5101 = v341.x[27];
-    const float v5102 = v5101 * v5100;
-    const bool v5103 = v5099 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5103) {
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5109 = v13 + v5099;
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v28;
-      const unsigned int v5112 = v5111 << 7u;
-      const unsigned int v5113 = v5112 + v10810;
-      out[v5113] = v5107;
+    const unsigned int v4413 = v56 + v9439;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4414 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4415 = v341.x[27];
+    const float v4416 = v4415 * v4414;
+    const bool v4417 = v4413 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4417) {
+      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4423 = v13 + v4413;
+      const unsigned int v4424 = v4423 * v1;
+      const unsigned int v4425 = v4424 + v28;
+      const unsigned int v4426 = v4425 << 7u;
+      const unsigned int v4427 = v4426 + v9438;
+      out[v4427] = v4421;
     }
-    const unsigned int v5115 = v56 + v10816;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5116 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5117 = v341.x[28];
-    const float v5118 = v5117 * v5116;
-    const bool v5119 = v5115 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5119) {
-      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5125 = v13 + v5115;
-      const unsigned int v5126 = v5125 * v1;
-      const unsigned int v5127 = v5126 + v28;
-      const unsigned int v5128 = v5127 << 7u;
-      const unsigned int v5129 = v5128 + v10815;
-      out[v5129] = v5123;
+    const unsigned int v4429 = v56 + v9444;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4430 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4431 = v341.x[28];
+    const float v4432 = v4431 * v4430;
+    const bool v4433 = v4429 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4433) {
+      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4439 = v13 + v4429;
+      const unsigned int v4440 = v4439 * v1;
+      const unsigned int v4441 = v4440 + v28;
+      const unsigned int v4442 = v4441 << 7u;
+      const unsigned int v4443 = v4442 + v9443;
+      out[v4443] = v4437;
     }
-    const unsigned int v5131 = v56 + v10821;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5132 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5133 = v341.x[29];
-    const float v5134 = v5133 * v5132;
-    const bool v5135 = v5131 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5135) {
-      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5141 = v13 + v5131;
-      const unsigned int v5142 = v5141 * v1;
-      const unsigned int v5143 = v5142 + v28;
-      const unsigned int v5144 = v5143 << 7u;
-      const unsigned int v5145 = v5144 + v10820;
-      out[v5145] = v5139;
+    const unsigned int v4445 = v56 + v9449;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4446 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4447 = v341.x[29];
+    const float v4448 = v4447 * v4446;
+    const bool v4449 = v4445 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4449) {
+      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4455 = v13 + v4445;
+      const unsigned int v4456 = v4455 * v1;
+      const unsigned int v4457 = v4456 + v28;
+      const unsigned int v4458 = v4457 << 7u;
+      const unsigned int v4459 = v4458 + v9448;
+      out[v4459] = v4453;
     }
-    const unsigned int v5147 = v56 + v10826;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5148 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5149 = v341.x[30];
-    const float v5150 = v5149 * v5148;
-    const bool v5151 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5151) {
-      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5157 = v13 + v5147;
-      const unsigned int v5158 = v5157 * v1;
-      const unsigned int v5159 = v5158 + v28;
-      const unsigned int v5160 = v5159 << 7u;
-      const unsigned int v5161 = v5160 + v10825;
-      out[v5161] = v5155;
+    const unsigned int v4461 = v56 + v9454;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4462 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4463 = v341.x[30];
+    const float v4464 = v4463 * v4462;
+    const bool v4465 = v4461 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4465) {
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4471 = v13 + v4461;
+      const unsigned int v4472 = v4471 * v1;
+      const unsigned int v4473 = v4472 + v28;
+      const unsigned int v4474 = v4473 << 7u;
+      const unsigned int v4475 = v4474 + v9453;
+      out[v4475] = v4469;
     }
-    const unsigned int v5163 = v56 + v10831;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5164 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5165 = v341.x[31];
-    const float v5166 = v5165 * v5164;
-    const bool v5167 = v5163 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5167) {
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5173 = v13 + v5163;
-      const unsigned int v5174 = v5173 * v1;
-      const unsigned int v5175 = v5174 + v28;
-      const unsigned int v5176 = v5175 << 7u;
-      const unsigned int v5177 = v5176 + v10830;
-      out[v5177] = v5171;
+    const unsigned int v4477 = v56 + v9459;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4478 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4479 = v341.x[31];
+    const float v4480 = v4479 * v4478;
+    const bool v4481 = v4477 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4481) {
+      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4487 = v13 + v4477;
+      const unsigned int v4488 = v4487 * v1;
+      const unsigned int v4489 = v4488 + v28;
+      const unsigned int v4490 = v4489 << 7u;
+      const unsigned int v4491 = v4490 + v9458;
+      out[v4491] = v4485;
     }
-    const unsigned int v5179 = v56 + v10836;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5180 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5181 = v343.x[0];
-    const float v5182 = v5181 * v5180;
-    const bool v5183 = v5179 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5183) {
-      const unsigned int v5186 = 64u + v10835;
-      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5189 = v13 + v5179;
-      const unsigned int v5190 = v5189 * v1;
-      const unsigned int v5191 = v5190 + v28;
-      const unsigned int v5192 = v5191 << 7u;
-      const unsigned int v5193 = v5192 + v5186;
-      out[v5193] = v5187;
+    const unsigned int v4493 = v56 + v9464;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4494 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4495 = v343.x[0];
+    const float v4496 = v4495 * v4494;
+    const bool v4497 = v4493 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4497) {
+      const unsigned int v4500 = 64u + v9463;
+      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4503 = v13 + v4493;
+      const unsigned int v4504 = v4503 * v1;
+      const unsigned int v4505 = v4504 + v28;
+      const unsigned int v4506 = v4505 << 7u;
+      const unsigned int v4507 = v4506 + v4500;
+      out[v4507] = v4501;
     }
-    const unsigned int v5195 = v56 + v10841;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5196 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5197 = v343.x[1];
-    const float v5198 = v5197 * v5196;
-    const bool v5199 = v5195 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5199) {
-      const unsigned int v5202 = 64u + v10840;
-      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5205 = v13 + v5195;
-      const unsigned int v5206 = v5205 * v1;
-      const unsigned int v5207 = v5206 + v28;
-      const unsigned int v5208 = v5207 << 7u;
-      const unsigned int v5209 = v5208 + v5202;
-      out[v5209] = v5203;
+    const unsigned int v4509 = v56 + v9469;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4510 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4511 = v343.x[1];
+    const float v4512 = v4511 * v4510;
+    const bool v4513 = v4509 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4513) {
+      const unsigned int v4516 = 64u + v9468;
+      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4519 = v13 + v4509;
+      const unsigned int v4520 = v4519 * v1;
+      const unsigned int v4521 = v4520 + v28;
+      const unsigned int v4522 = v4521 << 7u;
+      const unsigned int v4523 = v4522 + v4516;
+      out[v4523] = v4517;
     }
-    const unsigned int v5211 = v56 + v10846;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5212 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5213 = v343.x[2];
-    const float v5214 = v5213 * v5212;
-    const bool v5215 = v5211 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5215) {
-      const unsigned int v5218 = 64u + v10845;
-      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5221 = v13 + v5211;
-      const unsigned int v5222 = v5221 * v1;
-      const unsigned int v5223 = v5222 + v28;
-      const unsigned int v5224 = v5223 << 7u;
-      const unsigned int v5225 = v5224 + v5218;
-      out[v5225] = v5219;
+    const unsigned int v4525 = v56 + v9474;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4526 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4527 = v343.x[2];
+    const float v4528 = v4527 * v4526;
+    const bool v4529 = v4525 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4529) {
+      const unsigned int v4532 = 64u + v9473;
+      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4535 = v13 + v4525;
+      const unsigned int v4536 = v4535 * v1;
+      const unsigned int v4537 = v4536 + v28;
+      const unsigned int v4538 = v4537 << 7u;
+      const unsigned int v4539 = v4538 + v4532;
+      out[v4539] = v4533;
     }
-    const unsigned int v5227 = v56 + v10851;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5228 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5229 = v343.x[3];
-    const float v5230 = v5229 * v5228;
-    const bool v5231 = v5227 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5231) {
-      const unsigned int v5234 = 64u + v10850;
-      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5237 = v13 + v5227;
-      const unsigned int v5238 = v5237 * v1;
-      const unsigned int v5239 = v5238 + v28;
-      const unsigned int v5240 = v5239 << 7u;
-      const unsigned int v5241 = v5240 + v5234;
-      out[v5241] = v5235;
+    const unsigned int v4541 = v56 + v9479;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4542 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4543 = v343.x[3];
+    const float v4544 = v4543 * v4542;
+    const bool v4545 = v4541 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4545) {
+      const unsigned int v4548 = 64u + v9478;
+      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4551 = v13 + v4541;
+      const unsigned int v4552 = v4551 * v1;
+      const unsigned int v4553 = v4552 + v28;
+      const unsigned int v4554 = v4553 << 7u;
+      const unsigned int v4555 = v4554 + v4548;
+      out[v4555] = v4549;
     }
-    const unsigned int v5243 = v56 + v10856;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5244 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5245 = v343.x[4];
-    const float v5246 = v5245 * v5244;
-    const bool v5247 = v5243 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5247) {
-      const unsigned int v5250 = 64u + v10855;
-      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5253 = v13 + v5243;
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v28;
-      const unsigned int v5256 = v5255 << 7u;
-      const unsigned int v5257 = v5256 + v5250;
-      out[v5257] = v5251;
+    const unsigned int v4557 = v56 + v9484;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4558 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4559 = v343.x[4];
+    const float v4560 = v4559 * v4558;
+    const bool v4561 = v4557 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4561) {
+      const unsigned int v4564 = 64u + v9483;
+      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4567 = v13 + v4557;
+      const unsigned int v4568 = v4567 * v1;
+      const unsigned int v4569 = v4568 + v28;
+      const unsigned int v4570 = v4569 << 7u;
+      const unsigned int v4571 = v4570 + v4564;
+      out[v4571] = v4565;
     }
-    const unsigned int v5259 = v56 + v10861;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5260 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5261 = v343.x[5];
-    const float v5262 = v5261 * v5260;
-    const bool v5263 = v5259 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5263) {
-      const unsigned int v5266 = 64u + v10860;
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5269 = v13 + v5259;
-      const unsigned int v5270 = v5269 * v1;
-      const unsigned int v5271 = v5270 + v28;
-      const unsigned int v5272 = v5271 << 7u;
-      const unsigned int v5273 = v5272 + v5266;
-      out[v5273] = v5267;
+    const unsigned int v4573 = v56 + v9489;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4574 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4575 = v343.x[5];
+    const float v4576 = v4575 * v4574;
+    const bool v4577 = v4573 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4577) {
+      const unsigned int v4580 = 64u + v9488;
+      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4583 = v13 + v4573;
+      const unsigned int v4584 = v4583 * v1;
+      const unsigned int v4585 = v4584 + v28;
+      const unsigned int v4586 = v4585 << 7u;
+      const unsigned int v4587 = v4586 + v4580;
+      out[v4587] = v4581;
     }
-    const unsigned int v5275 = v56 + v10866;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5276 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5277 = v343.x[6];
-    const float v5278 = v5277 * v5276;
-    const bool v5279 = v5275 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5279) {
-      const unsigned int v5282 = 64u + v10865;
-      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5285 = v13 + v5275;
-      const unsigned int v5286 = v5285 * v1;
-      const unsigned int v5287 = v5286 + v28;
-      const unsigned int v5288 = v5287 << 7u;
-      const unsigned int v5289 = v5288 + v5282;
-      out[v5289] = v5283;
+    const unsigned int v4589 = v56 + v9494;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4590 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4591 = v343.x[6];
+    const float v4592 = v4591 * v4590;
+    const bool v4593 = v4589 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4593) {
+      const unsigned int v4596 = 64u + v9493;
+      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4599 = v13 + v4589;
+      const unsigned int v4600 = v4599 * v1;
+      const unsigned int v4601 = v4600 + v28;
+      const unsigned int v4602 = v4601 << 7u;
+      const unsigned int v4603 = v4602 + v4596;
+      out[v4603] = v4597;
     }
-    const unsigned int v5291 = v56 + v10871;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5292 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5293 = v343.x[7];
-    const float v5294 = v5293 * v5292;
-    const bool v5295 = v5291 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5295) {
-      const unsigned int v5298 = 64u + v10870;
-      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5301 = v13 + v5291;
-      const unsigned int v5302 = v5301 * v1;
-      const unsigned int v5303 = v5302 + v28;
-      const unsigned int v5304 = v5303 << 7u;
-      const unsigned int v5305 = v5304 + v5298;
-      out[v5305] = v5299;
+    const unsigned int v4605 = v56 + v9499;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4606 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4607 = v343.x[7];
+    const float v4608 = v4607 * v4606;
+    const bool v4609 = v4605 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4609) {
+      const unsigned int v4612 = 64u + v9498;
+      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4615 = v13 + v4605;
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v28;
+      const unsigned int v4618 = v4617 << 7u;
+      const unsigned int v4619 = v4618 + v4612;
+      out[v4619] = v4613;
     }
-    const unsigned int v5307 = v56 + v10876;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5308 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5309 = v343.x[8];
-    const float v5310 = v5309 * v5308;
-    const bool v5311 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5311) {
-      const unsigned int v5314 = 64u + v10875;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5317 = v13 + v5307;
-      const unsigned int v5318 = v5317 * v1;
-      const unsigned int v5319 = v5318 + v28;
-      const unsigned int v5320 = v5319 << 7u;
-      const unsigned int v5321 = v5320 + v5314;
-      out[v5321] = v5315;
+    const unsigned int v4621 = v56 + v9504;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4622 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4623 = v343.x[8];
+    const float v4624 = v4623 * v4622;
+    const bool v4625 = v4621 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4625) {
+      const unsigned int v4628 = 64u + v9503;
+      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4631 = v13 + v4621;
+      const unsigned int v4632 = v4631 * v1;
+      const unsigned int v4633 = v4632 + v28;
+      const unsigned int v4634 = v4633 << 7u;
+      const unsigned int v4635 = v4634 + v4628;
+      out[v4635] = v4629;
     }
-    const unsigned int v5323 = v56 + v10881;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5324 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5325 = v343.x[9];
-    const float v5326 = v5325 * v5324;
-    const bool v5327 = v5323 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5327) {
-      const unsigned int v5330 = 64u + v10880;
-      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5333 = v13 + v5323;
-      const unsigned int v5334 = v5333 * v1;
-      const unsigned int v5335 = v5334 + v28;
-      const unsigned int v5336 = v5335 << 7u;
-      const unsigned int v5337 = v5336 + v5330;
-      out[v5337] = v5331;
+    const unsigned int v4637 = v56 + v9509;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4638 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4639 = v343.x[9];
+    const float v4640 = v4639 * v4638;
+    const bool v4641 = v4637 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4641) {
+      const unsigned int v4644 = 64u + v9508;
+      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4647 = v13 + v4637;
+      const unsigned int v4648 = v4647 * v1;
+      const unsigned int v4649 = v4648 + v28;
+      const unsigned int v4650 = v4649 << 7u;
+      const unsigned int v4651 = v4650 + v4644;
+      out[v4651] = v4645;
     }
-    const unsigned int v5339 = v56 + v10886;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5340 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5341 = v343.x[10];
-    const float v5342 = v5341 * v5340;
-    const bool v5343 = v5339 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5343) {
-      const unsigned int v5346 = 64u + v10885;
-      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5349 = v13 + v5339;
-      const unsigned int v5350 = v5349 * v1;
-      const unsigned int v5351 = v5350 + v28;
-      const unsigned int v5352 = v5351 << 7u;
-      const unsigned int v5353 = v5352 + v5346;
-      out[v5353] = v5347;
+    const unsigned int v4653 = v56 + v9514;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4654 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4655 = v343.x[10];
+    const float v4656 = v4655 * v4654;
+    const bool v4657 = v4653 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4657) {
+      const unsigned int v4660 = 64u + v9513;
+      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4663 = v13 + v4653;
+      const unsigned int v4664 = v4663 * v1;
+      const unsigned int v4665 = v4664 + v28;
+      const unsigned int v4666 = v4665 << 7u;
+      const unsigned int v4667 = v4666 + v4660;
+      out[v4667] = v4661;
     }
-    const unsigned int v5355 = v56 + v10891;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5356 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5357 = v343.x[11];
-    const float v5358 = v5357 * v5356;
-    const bool v5359 = v5355 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5359) {
-      const unsigned int v5362 = 64u + v10890;
-      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5365 = v13 + v5355;
-      const unsigned int v5366 = v5365 * v1;
-      const unsigned int v5367 = v5366 + v28;
-      const unsigned int v5368 = v5367 << 7u;
-      const unsigned int v5369 = v5368 + v5362;
-      out[v5369] = v5363;
+    const unsigned int v4669 = v56 + v9519;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4670 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4671 = v343.x[11];
+    const float v4672 = v4671 * v4670;
+    const bool v4673 = v4669 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4673) {
+      const unsigned int v4676 = 64u + v9518;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4679 = v13 + v4669;
+      const unsigned int v4680 = v4679 * v1;
+      const unsigned int v4681 = v4680 + v28;
+      const unsigned int v4682 = v4681 << 7u;
+      const unsigned int v4683 = v4682 + v4676;
+      out[v4683] = v4677;
     }
-    const unsigned int v5371 = v56 + v10896;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5372 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5373 = v343.x[12];
-    const float v5374 = v5373 * v5372;
-    const bool v5375 = v5371 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5375) {
-      const unsigned int v5378 = 64u + v10895;
-      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5381 = v13 + v5371;
-      const unsigned int v5382 = v5381 * v1;
-      const unsigned int v5383 = v5382 + v28;
-      const unsigned int v5384 = v5383 << 7u;
-      const unsigned int v5385 = v5384 + v5378;
-      out[v5385] = v5379;
+    const unsigned int v4685 = v56 + v9524;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4686 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4687 = v343.x[12];
+    const float v4688 = v4687 * v4686;
+    const bool v4689 = v4685 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4689) {
+      const unsigned int v4692 = 64u + v9523;
+      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4695 = v13 + v4685;
+      const unsigned int v4696 = v4695 * v1;
+      const unsigned int v4697 = v4696 + v28;
+      const unsigned int v4698 = v4697 << 7u;
+      const unsigned int v4699 = v4698 + v4692;
+      out[v4699] = v4693;
     }
-    const unsigned int v5387 = v56 + v10901;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5388 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5389 = v343.x[13];
-    const float v5390 = v5389 * v5388;
-    const bool v5391 = v5387 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5391) {
-      const unsigned int v5394 = 64u + v10900;
-      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5397 = v13 + v5387;
-      const unsigned int v5398 = v5397 * v1;
-      const unsigned int v5399 = v5398 + v28;
-      const unsigned int v5400 = v5399 << 7u;
-      const unsigned int v5401 = v5400 + v5394;
-      out[v5401] = v5395;
+    const unsigned int v4701 = v56 + v9529;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4702 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4703 = v343.x[13];
+    const float v4704 = v4703 * v4702;
+    const bool v4705 = v4701 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4705) {
+      const unsigned int v4708 = 64u + v9528;
+      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4711 = v13 + v4701;
+      const unsigned int v4712 = v4711 * v1;
+      const unsigned int v4713 = v4712 + v28;
+      const unsigned int v4714 = v4713 << 7u;
+      const unsigned int v4715 = v4714 + v4708;
+      out[v4715] = v4709;
     }
-    const unsigned int v5403 = v56 + v10906;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5404 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5405 = v343.x[14];
-    const float v5406 = v5405 * v5404;
-    const bool v5407 = v5403 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5407) {
-      const unsigned int v5410 = 64u + v10905;
-      const iron_bf16 v5411 = iron_f32_to_bf16(v5406);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5413 = v13 + v5403;
-      const unsigned int v5414 = v5413 * v1;
-      const unsigned int v5415 = v5414 + v28;
-      const unsigned int v5416 = v5415 << 7u;
-      const unsigned int v5417 = v5416 + v5410;
-      out[v5417] = v5411;
+    const unsigned int v4717 = v56 + v9534;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4718 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4719 = v343.x[14];
+    const float v4720 = v4719 * v4718;
+    const bool v4721 = v4717 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4721) {
+      const unsigned int v4724 = 64u + v9533;
+      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4727 = v13 + v4717;
+      const unsigned int v4728 = v4727 * v1;
+      const unsigned int v4729 = v4728 + v28;
+      const unsigned int v4730 = v4729 << 7u;
+      const unsigned int v4731 = v4730 + v4724;
+      out[v4731] = v4725;
     }
-    const unsigned int v5419 = v56 + v10911;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5420 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5421 = v343.x[15];
-    const float v5422 = v5421 * v5420;
-    const bool v5423 = v5419 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5423) {
-      const unsigned int v5426 = 64u + v10910;
-      const iron_bf16 v5427 = iron_f32_to_bf16(v5422);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5429 = v13 + v5419;
-      const unsigned int v5430 = v5429 * v1;
-      const unsigned int v5431 = v5430 + v28;
-      const unsigned int v5432 = v5431 << 7u;
-      const unsigned int v5433 = v5432 + v5426;
-      out[v5433] = v5427;
+    const unsigned int v4733 = v56 + v9539;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4734 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4735 = v343.x[15];
+    const float v4736 = v4735 * v4734;
+    const bool v4737 = v4733 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4737) {
+      const unsigned int v4740 = 64u + v9538;
+      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4743 = v13 + v4733;
+      const unsigned int v4744 = v4743 * v1;
+      const unsigned int v4745 = v4744 + v28;
+      const unsigned int v4746 = v4745 << 7u;
+      const unsigned int v4747 = v4746 + v4740;
+      out[v4747] = v4741;
     }
-    const unsigned int v5435 = v56 + v10916;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5436 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5437 = v343.x[16];
-    const float v5438 = v5437 * v5436;
-    const bool v5439 = v5435 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5439) {
-      const unsigned int v5442 = 64u + v10915;
-      const iron_bf16 v5443 = iron_f32_to_bf16(v5438);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5445 = v13 + v5435;
-      const unsigned int v5446 = v5445 * v1;
-      const unsigned int v5447 = v5446 + v28;
-      const unsigned int v5448 = v5447 << 7u;
-      const unsigned int v5449 = v5448 + v5442;
-      out[v5449] = v5443;
+    const unsigned int v4749 = v56 + v9544;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4750 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4751 = v343.x[16];
+    const float v4752 = v4751 * v4750;
+    const bool v4753 = v4749 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4753) {
+      const unsigned int v4756 = 64u + v9543;
+      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4759 = v13 + v4749;
+      const unsigned int v4760 = v4759 * v1;
+      const unsigned int v4761 = v4760 + v28;
+      const unsigned int v4762 = v4761 << 7u;
+      const unsigned int v4763 = v4762 + v4756;
+      out[v4763] = v4757;
     }
-    const unsigned int v5451 = v56 + v10921;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5452 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5453 = v343.x[17];
-    const float v5454 = v5453 * v5452;
-    const bool v5455 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5455) {
-      const unsigned int v5458 = 64u + v10920;
-      const iron_bf16 v5459 = iron_f32_to_bf16(v5454);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5461 = v13 + v5451;
-      const unsigned int v5462 = v5461 * v1;
-      const unsigned int v5463 = v5462 + v28;
-      const unsigned int v5464 = v5463 << 7u;
-      const unsigned int v5465 = v5464 + v5458;
-      out[v5465] = v5459;
+    const unsigned int v4765 = v56 + v9549;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4766 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4767 = v343.x[17];
+    const float v4768 = v4767 * v4766;
+    const bool v4769 = v4765 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4769) {
+      const unsigned int v4772 = 64u + v9548;
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4775 = v13 + v4765;
+      const unsigned int v4776 = v4775 * v1;
+      const unsigned int v4777 = v4776 + v28;
+      const unsigned int v4778 = v4777 << 7u;
+      const unsigned int v4779 = v4778 + v4772;
+      out[v4779] = v4773;
     }
-    const unsigned int v5467 = v56 + v10926;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5468 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5469 = v343.x[18];
-    const float v5470 = v5469 * v5468;
-    const bool v5471 = v5467 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5471) {
-      const unsigned int v5474 = 64u + v10925;
-      const iron_bf16 v5475 = iron_f32_to_bf16(v5470);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5477 = v13 + v5467;
-      const unsigned int v5478 = v5477 * v1;
-      const unsigned int v5479 = v5478 + v28;
-      const unsigned int v5480 = v5479 << 7u;
-      const unsigned int v5481 = v5480 + v5474;
-      out[v5481] = v5475;
+    const unsigned int v4781 = v56 + v9554;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4782 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4783 = v343.x[18];
+    const float v4784 = v4783 * v4782;
+    const bool v4785 = v4781 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4785) {
+      const unsigned int v4788 = 64u + v9553;
+      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4791 = v13 + v4781;
+      const unsigned int v4792 = v4791 * v1;
+      const unsigned int v4793 = v4792 + v28;
+      const unsigned int v4794 = v4793 << 7u;
+      const unsigned int v4795 = v4794 + v4788;
+      out[v4795] = v4789;
     }
-    const unsigned int v5483 = v56 + v10931;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5484 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5485 = v343.x[19];
-    const float v5486 = v5485 * v5484;
-    const bool v5487 = v5483 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5487) {
-      const unsigned int v5490 = 64u + v10930;
-      const iron_bf16 v5491 = iron_f32_to_bf16(v5486);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5493 = v13 + v5483;
-      const unsigned int v5494 = v5493 * v1;
-      const unsigned int v5495 = v5494 + v28;
-      const unsigned int v5496 = v5495 << 7u;
-      const unsigned int v5497 = v5496 + v5490;
-      out[v5497] = v5491;
+    const unsigned int v4797 = v56 + v9559;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4798 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4799 = v343.x[19];
+    const float v4800 = v4799 * v4798;
+    const bool v4801 = v4797 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4801) {
+      const unsigned int v4804 = 64u + v9558;
+      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4807 = v13 + v4797;
+      const unsigned int v4808 = v4807 * v1;
+      const unsigned int v4809 = v4808 + v28;
+      const unsigned int v4810 = v4809 << 7u;
+      const unsigned int v4811 = v4810 + v4804;
+      out[v4811] = v4805;
     }
-    const unsigned int v5499 = v56 + v10936;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5500 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5501 = v343.x[20];
-    const float v5502 = v5501 * v5500;
-    const bool v5503 = v5499 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5503) {
-      const unsigned int v5506 = 64u + v10935;
-      const iron_bf16 v5507 = iron_f32_to_bf16(v5502);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5509 = v13 + v5499;
-      const unsigned int v5510 = v5509 * v1;
-      const unsigned int v5511 = v5510 + v28;
-      const unsigned int v5512 = v5511 << 7u;
-      const unsigned int v5513 = v5512 + v5506;
-      out[v5513] = v5507;
+    const unsigned int v4813 = v56 + v9564;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4814 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4815 = v343.x[20];
+    const float v4816 = v4815 * v4814;
+    const bool v4817 = v4813 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4817) {
+      const unsigned int v4820 = 64u + v9563;
+      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4823 = v13 + v4813;
+      const unsigned int v4824 = v4823 * v1;
+      const unsigned int v4825 = v4824 + v28;
+      const unsigned int v4826 = v4825 << 7u;
+      const unsigned int v4827 = v4826 + v4820;
+      out[v4827] = v4821;
     }
-    const unsigned int v5515 = v56 + v10941;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5516 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5517 = v343.x[21];
-    const float v5518 = v5517 * v5516;
-    const bool v5519 = v5515 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5519) {
-      const unsigned int v5522 = 64u + v10940;
-      const iron_bf16 v5523 = iron_f32_to_bf16(v5518);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5525 = v13 + v5515;
-      const unsigned int v5526 = v5525 * v1;
-      const unsigned int v5527 = v5526 + v28;
-      const unsigned int v5528 = v5527 << 7u;
-      const unsigned int v5529 = v5528 + v5522;
-      out[v5529] = v5523;
+    const unsigned int v4829 = v56 + v9569;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4830 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4831 = v343.x[21];
+    const float v4832 = v4831 * v4830;
+    const bool v4833 = v4829 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4833) {
+      const unsigned int v4836 = 64u + v9568;
+      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4839 = v13 + v4829;
+      const unsigned int v4840 = v4839 * v1;
+      const unsigned int v4841 = v4840 + v28;
+      const unsigned int v4842 = v4841 << 7u;
+      const unsigned int v4843 = v4842 + v4836;
+      out[v4843] = v4837;
     }
-    const unsigned int v5531 = v56 + v10946;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5532 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5533 = v343.x[22];
-    const float v5534 = v5533 * v5532;
-    const bool v5535 = v5531 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5535) {
-      const unsigned int v5538 = 64u + v10945;
-      const iron_bf16 v5539 = iron_f32_to_bf16(v5534);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5541 = v13 + v5531;
-      const unsigned int v5542 = v5541 * v1;
-      const unsigned int v5543 = v5542 + v28;
-      const unsigned int v5544 = v5543 << 7u;
-      const unsigned int v5545 = v5544 + v5538;
-      out[v5545] = v5539;
+    const unsigned int v4845 = v56 + v9574;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4846 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4847 = v343.x[22];
+    const float v4848 = v4847 * v4846;
+    const bool v4849 = v4845 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4849) {
+      const unsigned int v4852 = 64u + v9573;
+      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4855 = v13 + v4845;
+      const unsigned int v4856 = v4855 * v1;
+      const unsigned int v4857 = v4856 + v28;
+      const unsigned int v4858 = v4857 << 7u;
+      const unsigned int v4859 = v4858 + v4852;
+      out[v4859] = v4853;
     }
-    const unsigned int v5547 = v56 + v10951;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5548 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5549 = v343.x[23];
-    const float v5550 = v5549 * v5548;
-    const bool v5551 = v5547 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5551) {
-      const unsigned int v5554 = 64u + v10950;
-      const iron_bf16 v5555 = iron_f32_to_bf16(v5550);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5557 = v13 + v5547;
-      const unsigned int v5558 = v5557 * v1;
-      const unsigned int v5559 = v5558 + v28;
-      const unsigned int v5560 = v5559 << 7u;
-      const unsigned int v5561 = v5560 + v5554;
-      out[v5561] = v5555;
+    const unsigned int v4861 = v56 + v9579;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4862 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4863 = v343.x[23];
+    const float v4864 = v4863 * v4862;
+    const bool v4865 = v4861 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4865) {
+      const unsigned int v4868 = 64u + v9578;
+      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4871 = v13 + v4861;
+      const unsigned int v4872 = v4871 * v1;
+      const unsigned int v4873 = v4872 + v28;
+      const unsigned int v4874 = v4873 << 7u;
+      const unsigned int v4875 = v4874 + v4868;
+      out[v4875] = v4869;
     }
-    const unsigned int v5563 = v56 + v10956;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5564 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5565 = v343.x[24];
-    const float v5566 = v5565 * v5564;
-    const bool v5567 = v5563 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5567) {
-      const unsigned int v5570 = 64u + v10955;
-      const iron_bf16 v5571 = iron_f32_to_bf16(v5566);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5573 = v13 + v5563;
-      const unsigned int v5574 = v5573 * v1;
-      const unsigned int v5575 = v5574 + v28;
-      const unsigned int v5576 = v5575 << 7u;
-      const unsigned int v5577 = v5576 + v5570;
-      out[v5577] = v5571;
+    const unsigned int v4877 = v56 + v9584;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4878 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4879 = v343.x[24];
+    const float v4880 = v4879 * v4878;
+    const bool v4881 = v4877 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4881) {
+      const unsigned int v4884 = 64u + v9583;
+      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4887 = v13 + v4877;
+      const unsigned int v4888 = v4887 * v1;
+      const unsigned int v4889 = v4888 + v28;
+      const unsigned int v4890 = v4889 << 7u;
+      const unsigned int v4891 = v4890 + v4884;
+      out[v4891] = v4885;
     }
-    const unsigned int v5579 = v56 + v10961;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5580 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5581 = v343.x[25];
-    const float v5582 = v5581 * v5580;
-    const bool v5583 = v5579 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5583) {
-      const unsigned int v5586 = 64u + v10960;
-      const iron_bf16 v5587 = iron_f32_to_bf16(v5582);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5589 = v13 + v5579;
-      const unsigned int v5590 = v5589 * v1;
-      const unsigned int v5591 = v5590 + v28;
-      const unsigned int v5592 = v5591 << 7u;
-      const unsigned int v5593 = v5592 + v5586;
-      out[v5593] = v5587;
+    const unsigned int v4893 = v56 + v9589;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4894 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4895 = v343.x[25];
+    const float v4896 = v4895 * v4894;
+    const bool v4897 = v4893 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4897) {
+      const unsigned int v4900 = 64u + v9588;
+      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4903 = v13 + v4893;
+      const unsigned int v4904 = v4903 * v1;
+      const unsigned int v4905 = v4904 + v28;
+      const unsigned int v4906 = v4905 << 7u;
+      const unsigned int v4907 = v4906 + v4900;
+      out[v4907] = v4901;
     }
-    const unsigned int v5595 = v56 + v10966;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5596 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5597 = v343.x[26];
-    const float v5598 = v5597 * v5596;
-    const bool v5599 = v5595 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5599) {
-      const unsigned int v5602 = 64u + v10965;
-      const iron_bf16 v5603 = iron_f32_to_bf16(v5598);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5605 = v13 + v5595;
-      const unsigned int v5606 = v5605 * v1;
-      const unsigned int v5607 = v5606 + v28;
-      const unsigned int v5608 = v5607 << 7u;
-      const unsigned int v5609 = v5608 + v5602;
-      out[v5609] = v5603;
+    const unsigned int v4909 = v56 + v9594;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4910 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4911 = v343.x[26];
+    const float v4912 = v4911 * v4910;
+    const bool v4913 = v4909 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4913) {
+      const unsigned int v4916 = 64u + v9593;
+      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4919 = v13 + v4909;
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v28;
+      const unsigned int v4922 = v4921 << 7u;
+      const unsigned int v4923 = v4922 + v4916;
+      out[v4923] = v4917;
     }
-    const unsigned int v5611 = v56 + v10971;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5612 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5613 = v343.x[27];
-    const float v5614 = v5613 * v5612;
-    const bool v5615 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5615) {
-      const unsigned int v5618 = 64u + v10970;
-      const iron_bf16 v5619 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5621 = v13 + v5611;
-      const unsigned int v5622 = v5621 * v1;
-      const unsigned int v5623 = v5622 + v28;
-      const unsigned int v5624 = v5623 << 7u;
-      const unsigned int v5625 = v5624 + v5618;
-      out[v5625] = v5619;
+    const unsigned int v4925 = v56 + v9599;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4926 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4927 = v343.x[27];
+    const float v4928 = v4927 * v4926;
+    const bool v4929 = v4925 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4929) {
+      const unsigned int v4932 = 64u + v9598;
+      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4935 = v13 + v4925;
+      const unsigned int v4936 = v4935 * v1;
+      const unsigned int v4937 = v4936 + v28;
+      const unsigned int v4938 = v4937 << 7u;
+      const unsigned int v4939 = v4938 + v4932;
+      out[v4939] = v4933;
     }
-    const unsigned int v5627 = v56 + v10976;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5628 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5629 = v343.x[28];
-    const float v5630 = v5629 * v5628;
-    const bool v5631 = v5627 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5631) {
-      const unsigned int v5634 = 64u + v10975;
-      const iron_bf16 v5635 = iron_f32_to_bf16(v5630);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5637 = v13 + v5627;
-      const unsigned int v5638 = v5637 * v1;
-      const unsigned int v5639 = v5638 + v28;
-      const unsigned int v5640 = v5639 << 7u;
-      const unsigned int v5641 = v5640 + v5634;
-      out[v5641] = v5635;
+    const unsigned int v4941 = v56 + v9604;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4942 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4943 = v343.x[28];
+    const float v4944 = v4943 * v4942;
+    const bool v4945 = v4941 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4945) {
+      const unsigned int v4948 = 64u + v9603;
+      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4951 = v13 + v4941;
+      const unsigned int v4952 = v4951 * v1;
+      const unsigned int v4953 = v4952 + v28;
+      const unsigned int v4954 = v4953 << 7u;
+      const unsigned int v4955 = v4954 + v4948;
+      out[v4955] = v4949;
     }
-    const unsigned int v5643 = v56 + v10981;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5644 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5645 = v343.x[29];
-    const float v5646 = v5645 * v5644;
-    const bool v5647 = v5643 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5647) {
-      const unsigned int v5650 = 64u + v10980;
-      const iron_bf16 v5651 = iron_f32_to_bf16(v5646);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5653 = v13 + v5643;
-      const unsigned int v5654 = v5653 * v1;
-      const unsigned int v5655 = v5654 + v28;
-      const unsigned int v5656 = v5655 << 7u;
-      const unsigned int v5657 = v5656 + v5650;
-      out[v5657] = v5651;
+    const unsigned int v4957 = v56 + v9609;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4958 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4959 = v343.x[29];
+    const float v4960 = v4959 * v4958;
+    const bool v4961 = v4957 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4961) {
+      const unsigned int v4964 = 64u + v9608;
+      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4967 = v13 + v4957;
+      const unsigned int v4968 = v4967 * v1;
+      const unsigned int v4969 = v4968 + v28;
+      const unsigned int v4970 = v4969 << 7u;
+      const unsigned int v4971 = v4970 + v4964;
+      out[v4971] = v4965;
     }
-    const unsigned int v5659 = v56 + v10986;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5660 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5661 = v343.x[30];
-    const float v5662 = v5661 * v5660;
-    const bool v5663 = v5659 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5663) {
-      const unsigned int v5666 = 64u + v10985;
-      const iron_bf16 v5667 = iron_f32_to_bf16(v5662);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5669 = v13 + v5659;
-      const unsigned int v5670 = v5669 * v1;
-      const unsigned int v5671 = v5670 + v28;
-      const unsigned int v5672 = v5671 << 7u;
-      const unsigned int v5673 = v5672 + v5666;
-      out[v5673] = v5667;
+    const unsigned int v4973 = v56 + v9614;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4974 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4975 = v343.x[30];
+    const float v4976 = v4975 * v4974;
+    const bool v4977 = v4973 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4977) {
+      const unsigned int v4980 = 64u + v9613;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4983 = v13 + v4973;
+      const unsigned int v4984 = v4983 * v1;
+      const unsigned int v4985 = v4984 + v28;
+      const unsigned int v4986 = v4985 << 7u;
+      const unsigned int v4987 = v4986 + v4980;
+      out[v4987] = v4981;
     }
-    const unsigned int v5675 = v56 + v10991;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5676 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5677 = v343.x[31];
-    const float v5678 = v5677 * v5676;
-    const bool v5679 = v5675 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5679) {
-      const unsigned int v5682 = 64u + v10990;
-      const iron_bf16 v5683 = iron_f32_to_bf16(v5678);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5685 = v13 + v5675;
-      const unsigned int v5686 = v5685 * v1;
-      const unsigned int v5687 = v5686 + v28;
-      const unsigned int v5688 = v5687 << 7u;
-      const unsigned int v5689 = v5688 + v5682;
-      out[v5689] = v5683;
+    const unsigned int v4989 = v56 + v9619;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4990 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4991 = v343.x[31];
+    const float v4992 = v4991 * v4990;
+    const bool v4993 = v4989 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4993) {
+      const unsigned int v4996 = 64u + v9618;
+      const iron_bf16 v4997 = iron_f32_to_bf16(v4992);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4999 = v13 + v4989;
+      const unsigned int v5000 = v4999 * v1;
+      const unsigned int v5001 = v5000 + v28;
+      const unsigned int v5002 = v5001 << 7u;
+      const unsigned int v5003 = v5002 + v4996;
+      out[v5003] = v4997;
     }
   }
 }

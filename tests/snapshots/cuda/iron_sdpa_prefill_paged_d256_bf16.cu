@@ -720,7 +720,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const bool v580 = v577 && v579;
     const unsigned int v581 = v580 ? v575 : v42;
     const float v583 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v585;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v585;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v585, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v587;
     iron_frag_fill(v587, 0.0f);
@@ -733,4938 +733,4758 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     iron_frag<float, 2, 16, 64> v595;
     iron_frag_fill(v595, 0.0f);
 
-    for (unsigned int v6107 = v42; v6107 < 1u; v6107 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v6108 = v6107 << 6u;
-      const unsigned int v6109 = v581 + v6108;
-      const bool v6110 = v6109 < v565;
-      if (v6110) {
+    for (unsigned int v5901 = v42; v5901 < 1u; v5901 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5902 = v5901 << 6u;
+      const unsigned int v5903 = v581 + v5902;
+      const bool v5904 = v5903 < v565;
+      if (v5904) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v6112 = v6107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6122 = v6109 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6123 = v6122 < v35;
-          const unsigned int v6126 = v6123 ? v6122 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6128 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6129 = v6126 & v6128;
-          const unsigned int v6130 = v6126 >> (v41 & 31);
-          const unsigned int v6131 = v32 + v6130;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6132 = block_table[v6131];
-          const unsigned int v6134 = v6132 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6135 = v6134 + v30;
-          const unsigned int v6136 = v6135 * v6;
-          const unsigned int v6137 = v6136 + v6129;
-          const unsigned int v6138 = v6137 << 8u;
-          const unsigned int v6139 = v6138 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6147 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6148 = v6112 + v6147;
-          const unsigned int v6149 = v6148 + v81;
-          const unsigned int v6150 = v6149 + v79;
-          iron_copy_async<16>(shm1 + (v6150 ^ (((v6150 >> 6u) & 7u) << 3u)), k_pages + v6139, v6123);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6160 = v6109 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6161 = v6160 < v35;
-          const unsigned int v6164 = v6161 ? v6160 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6167 = v6164 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6168 = v6164 >> (v41 & 31);
-          const unsigned int v6169 = v32 + v6168;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6170 = block_table[v6169];
-          const unsigned int v6172 = v6170 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6173 = v6172 + v30;
-          const unsigned int v6174 = v6173 * v6;
-          const unsigned int v6175 = v6174 + v6167;
-          const unsigned int v6176 = v6175 << 8u;
-          const unsigned int v6177 = v6176 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6185 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6186 = v6112 + v6185;
-          const unsigned int v6187 = v6186 + v112;
-          const unsigned int v6188 = v6187 + v110;
-          iron_copy_async<16>(shm1 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), k_pages + v6177, v6161);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6198 = v6109 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6199 = v6198 < v35;
-          const unsigned int v6202 = v6199 ? v6198 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6205 = v6202 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6206 = v6202 >> (v41 & 31);
-          const unsigned int v6207 = v32 + v6206;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6208 = block_table[v6207];
-          const unsigned int v6210 = v6208 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6211 = v6210 + v30;
-          const unsigned int v6212 = v6211 * v6;
-          const unsigned int v6213 = v6212 + v6205;
-          const unsigned int v6214 = v6213 << 8u;
-          const unsigned int v6215 = v6214 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6223 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6224 = v6112 + v6223;
-          const unsigned int v6225 = v6224 + v143;
-          const unsigned int v6226 = v6225 + v141;
-          iron_copy_async<16>(shm1 + (v6226 ^ (((v6226 >> 6u) & 7u) << 3u)), k_pages + v6215, v6199);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6236 = v6109 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6237 = v6236 < v35;
-          const unsigned int v6240 = v6237 ? v6236 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6243 = v6240 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6244 = v6240 >> (v41 & 31);
-          const unsigned int v6245 = v32 + v6244;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6246 = block_table[v6245];
-          const unsigned int v6248 = v6246 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6249 = v6248 + v30;
-          const unsigned int v6250 = v6249 * v6;
-          const unsigned int v6251 = v6250 + v6243;
-          const unsigned int v6252 = v6251 << 8u;
-          const unsigned int v6253 = v6252 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6261 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6262 = v6112 + v6261;
-          const unsigned int v6263 = v6262 + v174;
-          const unsigned int v6264 = v6263 + v172;
-          iron_copy_async<16>(shm1 + (v6264 ^ (((v6264 >> 6u) & 7u) << 3u)), k_pages + v6253, v6237);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6274 = v6109 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6275 = v6274 < v35;
-          const unsigned int v6278 = v6275 ? v6274 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6281 = v6278 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6282 = v6278 >> (v41 & 31);
-          const unsigned int v6283 = v32 + v6282;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6284 = block_table[v6283];
-          const unsigned int v6286 = v6284 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6287 = v6286 + v30;
-          const unsigned int v6288 = v6287 * v6;
-          const unsigned int v6289 = v6288 + v6281;
-          const unsigned int v6290 = v6289 << 8u;
-          const unsigned int v6291 = v6290 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6299 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6300 = v6112 + v6299;
-          const unsigned int v6301 = v6300 + v205;
-          const unsigned int v6302 = v6301 + v203;
-          iron_copy_async<16>(shm1 + (v6302 ^ (((v6302 >> 6u) & 7u) << 3u)), k_pages + v6291, v6275);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6312 = v6109 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6313 = v6312 < v35;
-          const unsigned int v6316 = v6313 ? v6312 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6319 = v6316 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6320 = v6316 >> (v41 & 31);
-          const unsigned int v6321 = v32 + v6320;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6322 = block_table[v6321];
-          const unsigned int v6324 = v6322 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6325 = v6324 + v30;
-          const unsigned int v6326 = v6325 * v6;
-          const unsigned int v6327 = v6326 + v6319;
-          const unsigned int v6328 = v6327 << 8u;
-          const unsigned int v6329 = v6328 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6337 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6338 = v6112 + v6337;
-          const unsigned int v6339 = v6338 + v236;
-          const unsigned int v6340 = v6339 + v234;
-          iron_copy_async<16>(shm1 + (v6340 ^ (((v6340 >> 6u) & 7u) << 3u)), k_pages + v6329, v6313);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6350 = v6109 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6351 = v6350 < v35;
-          const unsigned int v6354 = v6351 ? v6350 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6357 = v6354 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6358 = v6354 >> (v41 & 31);
-          const unsigned int v6359 = v32 + v6358;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6360 = block_table[v6359];
-          const unsigned int v6362 = v6360 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6363 = v6362 + v30;
-          const unsigned int v6364 = v6363 * v6;
-          const unsigned int v6365 = v6364 + v6357;
-          const unsigned int v6366 = v6365 << 8u;
-          const unsigned int v6367 = v6366 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6375 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6376 = v6112 + v6375;
-          const unsigned int v6377 = v6376 + v267;
-          const unsigned int v6378 = v6377 + v265;
-          iron_copy_async<16>(shm1 + (v6378 ^ (((v6378 >> 6u) & 7u) << 3u)), k_pages + v6367, v6351);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6388 = v6109 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6389 = v6388 < v35;
-          const unsigned int v6392 = v6389 ? v6388 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6395 = v6392 & v6128;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6396 = v6392 >> (v41 & 31);
-          const unsigned int v6397 = v32 + v6396;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6398 = block_table[v6397];
-          const unsigned int v6400 = v6398 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6401 = v6400 + v30;
-          const unsigned int v6402 = v6401 * v6;
-          const unsigned int v6403 = v6402 + v6395;
-          const unsigned int v6404 = v6403 << 8u;
-          const unsigned int v6405 = v6404 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6413 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6414 = v6112 + v6413;
-          const unsigned int v6415 = v6414 + v298;
-          const unsigned int v6416 = v6415 + v296;
-          iron_copy_async<16>(shm1 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), k_pages + v6405, v6389);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6438 = block_table[v6131];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6440 = v6438 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6441 = v6440 + v30;
-          const unsigned int v6442 = v6441 * v6;
-          const unsigned int v6443 = v6442 + v6129;
-          const unsigned int v6444 = v6443 << 8u;
-          const unsigned int v6445 = v6444 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6150 ^ (((v6150 >> 6u) & 7u) << 3u)), v_pages + v6445, v6123);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6476 = block_table[v6169];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6478 = v6476 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6479 = v6478 + v30;
-          const unsigned int v6480 = v6479 * v6;
-          const unsigned int v6481 = v6480 + v6167;
-          const unsigned int v6482 = v6481 << 8u;
-          const unsigned int v6483 = v6482 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), v_pages + v6483, v6161);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6514 = block_table[v6207];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6516 = v6514 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6517 = v6516 + v30;
-          const unsigned int v6518 = v6517 * v6;
-          const unsigned int v6519 = v6518 + v6205;
-          const unsigned int v6520 = v6519 << 8u;
-          const unsigned int v6521 = v6520 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6226 ^ (((v6226 >> 6u) & 7u) << 3u)), v_pages + v6521, v6199);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6552 = block_table[v6245];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6554 = v6552 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6555 = v6554 + v30;
-          const unsigned int v6556 = v6555 * v6;
-          const unsigned int v6557 = v6556 + v6243;
-          const unsigned int v6558 = v6557 << 8u;
-          const unsigned int v6559 = v6558 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6264 ^ (((v6264 >> 6u) & 7u) << 3u)), v_pages + v6559, v6237);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6590 = block_table[v6283];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6592 = v6590 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6593 = v6592 + v30;
-          const unsigned int v6594 = v6593 * v6;
-          const unsigned int v6595 = v6594 + v6281;
-          const unsigned int v6596 = v6595 << 8u;
-          const unsigned int v6597 = v6596 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6302 ^ (((v6302 >> 6u) & 7u) << 3u)), v_pages + v6597, v6275);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6628 = block_table[v6321];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6630 = v6628 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6631 = v6630 + v30;
-          const unsigned int v6632 = v6631 * v6;
-          const unsigned int v6633 = v6632 + v6319;
-          const unsigned int v6634 = v6633 << 8u;
-          const unsigned int v6635 = v6634 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6340 ^ (((v6340 >> 6u) & 7u) << 3u)), v_pages + v6635, v6313);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6666 = block_table[v6359];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6668 = v6666 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6669 = v6668 + v30;
-          const unsigned int v6670 = v6669 * v6;
-          const unsigned int v6671 = v6670 + v6357;
-          const unsigned int v6672 = v6671 << 8u;
-          const unsigned int v6673 = v6672 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6378 ^ (((v6378 >> 6u) & 7u) << 3u)), v_pages + v6673, v6351);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6704 = block_table[v6397];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6706 = v6704 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6707 = v6706 + v30;
-          const unsigned int v6708 = v6707 * v6;
-          const unsigned int v6709 = v6708 + v6395;
-          const unsigned int v6710 = v6709 << 8u;
-          const unsigned int v6711 = v6710 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), v_pages + v6711, v6389);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5906 = v5901 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5916 = v5903 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5917 = v5916 < v35;
+          const unsigned int v5920 = v5917 ? v5916 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5922 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5923 = v5920 & v5922;
+          const unsigned int v5924 = v5920 >> (v41 & 31);
+          const unsigned int v5925 = v32 + v5924;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5926 = block_table[v5925];
+          const unsigned int v5928 = v5926 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5929 = v5928 + v30;
+          const unsigned int v5930 = v5929 * v6;
+          const unsigned int v5931 = v5930 + v5923;
+          const unsigned int v5932 = v5931 << 8u;
+          const unsigned int v5933 = v5932 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5941 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5942 = v5906 + v5941;
+          const unsigned int v5943 = v5942 + v81;
+          const unsigned int v5944 = v5943 + v79;
+          iron_copy_async<16>(shm1 + (v5944 ^ (((v5944 >> 6u) & 7u) << 3u)), k_pages + v5933, v5917);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5954 = v5903 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5955 = v5954 < v35;
+          const unsigned int v5958 = v5955 ? v5954 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5961 = v5958 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5962 = v5958 >> (v41 & 31);
+          const unsigned int v5963 = v32 + v5962;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5964 = block_table[v5963];
+          const unsigned int v5966 = v5964 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5967 = v5966 + v30;
+          const unsigned int v5968 = v5967 * v6;
+          const unsigned int v5969 = v5968 + v5961;
+          const unsigned int v5970 = v5969 << 8u;
+          const unsigned int v5971 = v5970 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5979 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5980 = v5906 + v5979;
+          const unsigned int v5981 = v5980 + v112;
+          const unsigned int v5982 = v5981 + v110;
+          iron_copy_async<16>(shm1 + (v5982 ^ (((v5982 >> 6u) & 7u) << 3u)), k_pages + v5971, v5955);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5992 = v5903 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5993 = v5992 < v35;
+          const unsigned int v5996 = v5993 ? v5992 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5999 = v5996 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6000 = v5996 >> (v41 & 31);
+          const unsigned int v6001 = v32 + v6000;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6002 = block_table[v6001];
+          const unsigned int v6004 = v6002 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6005 = v6004 + v30;
+          const unsigned int v6006 = v6005 * v6;
+          const unsigned int v6007 = v6006 + v5999;
+          const unsigned int v6008 = v6007 << 8u;
+          const unsigned int v6009 = v6008 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6017 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6018 = v5906 + v6017;
+          const unsigned int v6019 = v6018 + v143;
+          const unsigned int v6020 = v6019 + v141;
+          iron_copy_async<16>(shm1 + (v6020 ^ (((v6020 >> 6u) & 7u) << 3u)), k_pages + v6009, v5993);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6030 = v5903 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6031 = v6030 < v35;
+          const unsigned int v6034 = v6031 ? v6030 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6037 = v6034 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6038 = v6034 >> (v41 & 31);
+          const unsigned int v6039 = v32 + v6038;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6040 = block_table[v6039];
+          const unsigned int v6042 = v6040 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6043 = v6042 + v30;
+          const unsigned int v6044 = v6043 * v6;
+          const unsigned int v6045 = v6044 + v6037;
+          const unsigned int v6046 = v6045 << 8u;
+          const unsigned int v6047 = v6046 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6055 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6056 = v5906 + v6055;
+          const unsigned int v6057 = v6056 + v174;
+          const unsigned int v6058 = v6057 + v172;
+          iron_copy_async<16>(shm1 + (v6058 ^ (((v6058 >> 6u) & 7u) << 3u)), k_pages + v6047, v6031);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6068 = v5903 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6069 = v6068 < v35;
+          const unsigned int v6072 = v6069 ? v6068 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6075 = v6072 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6076 = v6072 >> (v41 & 31);
+          const unsigned int v6077 = v32 + v6076;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6078 = block_table[v6077];
+          const unsigned int v6080 = v6078 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6081 = v6080 + v30;
+          const unsigned int v6082 = v6081 * v6;
+          const unsigned int v6083 = v6082 + v6075;
+          const unsigned int v6084 = v6083 << 8u;
+          const unsigned int v6085 = v6084 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6093 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6094 = v5906 + v6093;
+          const unsigned int v6095 = v6094 + v205;
+          const unsigned int v6096 = v6095 + v203;
+          iron_copy_async<16>(shm1 + (v6096 ^ (((v6096 >> 6u) & 7u) << 3u)), k_pages + v6085, v6069);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6106 = v5903 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6107 = v6106 < v35;
+          const unsigned int v6110 = v6107 ? v6106 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6113 = v6110 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6114 = v6110 >> (v41 & 31);
+          const unsigned int v6115 = v32 + v6114;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6116 = block_table[v6115];
+          const unsigned int v6118 = v6116 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6119 = v6118 + v30;
+          const unsigned int v6120 = v6119 * v6;
+          const unsigned int v6121 = v6120 + v6113;
+          const unsigned int v6122 = v6121 << 8u;
+          const unsigned int v6123 = v6122 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6131 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6132 = v5906 + v6131;
+          const unsigned int v6133 = v6132 + v236;
+          const unsigned int v6134 = v6133 + v234;
+          iron_copy_async<16>(shm1 + (v6134 ^ (((v6134 >> 6u) & 7u) << 3u)), k_pages + v6123, v6107);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6144 = v5903 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6145 = v6144 < v35;
+          const unsigned int v6148 = v6145 ? v6144 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6151 = v6148 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6152 = v6148 >> (v41 & 31);
+          const unsigned int v6153 = v32 + v6152;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6154 = block_table[v6153];
+          const unsigned int v6156 = v6154 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6157 = v6156 + v30;
+          const unsigned int v6158 = v6157 * v6;
+          const unsigned int v6159 = v6158 + v6151;
+          const unsigned int v6160 = v6159 << 8u;
+          const unsigned int v6161 = v6160 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6169 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6170 = v5906 + v6169;
+          const unsigned int v6171 = v6170 + v267;
+          const unsigned int v6172 = v6171 + v265;
+          iron_copy_async<16>(shm1 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), k_pages + v6161, v6145);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6182 = v5903 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6183 = v6182 < v35;
+          const unsigned int v6186 = v6183 ? v6182 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6189 = v6186 & v5922;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6190 = v6186 >> (v41 & 31);
+          const unsigned int v6191 = v32 + v6190;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6192 = block_table[v6191];
+          const unsigned int v6194 = v6192 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6195 = v6194 + v30;
+          const unsigned int v6196 = v6195 * v6;
+          const unsigned int v6197 = v6196 + v6189;
+          const unsigned int v6198 = v6197 << 8u;
+          const unsigned int v6199 = v6198 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6207 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6208 = v5906 + v6207;
+          const unsigned int v6209 = v6208 + v298;
+          const unsigned int v6210 = v6209 + v296;
+          iron_copy_async<16>(shm1 + (v6210 ^ (((v6210 >> 6u) & 7u) << 3u)), k_pages + v6199, v6183);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6232 = block_table[v5925];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6234 = v6232 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6235 = v6234 + v30;
+          const unsigned int v6236 = v6235 * v6;
+          const unsigned int v6237 = v6236 + v5923;
+          const unsigned int v6238 = v6237 << 8u;
+          const unsigned int v6239 = v6238 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5944 ^ (((v5944 >> 6u) & 7u) << 3u)), v_pages + v6239, v5917);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6270 = block_table[v5963];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6272 = v6270 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6273 = v6272 + v30;
+          const unsigned int v6274 = v6273 * v6;
+          const unsigned int v6275 = v6274 + v5961;
+          const unsigned int v6276 = v6275 << 8u;
+          const unsigned int v6277 = v6276 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5982 ^ (((v5982 >> 6u) & 7u) << 3u)), v_pages + v6277, v5955);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6308 = block_table[v6001];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6310 = v6308 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6311 = v6310 + v30;
+          const unsigned int v6312 = v6311 * v6;
+          const unsigned int v6313 = v6312 + v5999;
+          const unsigned int v6314 = v6313 << 8u;
+          const unsigned int v6315 = v6314 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6020 ^ (((v6020 >> 6u) & 7u) << 3u)), v_pages + v6315, v5993);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6346 = block_table[v6039];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6348 = v6346 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6349 = v6348 + v30;
+          const unsigned int v6350 = v6349 * v6;
+          const unsigned int v6351 = v6350 + v6037;
+          const unsigned int v6352 = v6351 << 8u;
+          const unsigned int v6353 = v6352 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6058 ^ (((v6058 >> 6u) & 7u) << 3u)), v_pages + v6353, v6031);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6384 = block_table[v6077];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6386 = v6384 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6387 = v6386 + v30;
+          const unsigned int v6388 = v6387 * v6;
+          const unsigned int v6389 = v6388 + v6075;
+          const unsigned int v6390 = v6389 << 8u;
+          const unsigned int v6391 = v6390 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6096 ^ (((v6096 >> 6u) & 7u) << 3u)), v_pages + v6391, v6069);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6422 = block_table[v6115];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6424 = v6422 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6425 = v6424 + v30;
+          const unsigned int v6426 = v6425 * v6;
+          const unsigned int v6427 = v6426 + v6113;
+          const unsigned int v6428 = v6427 << 8u;
+          const unsigned int v6429 = v6428 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6134 ^ (((v6134 >> 6u) & 7u) << 3u)), v_pages + v6429, v6107);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6460 = block_table[v6153];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6462 = v6460 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6463 = v6462 + v30;
+          const unsigned int v6464 = v6463 * v6;
+          const unsigned int v6465 = v6464 + v6151;
+          const unsigned int v6466 = v6465 << 8u;
+          const unsigned int v6467 = v6466 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), v_pages + v6467, v6145);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6498 = block_table[v6191];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6500 = v6498 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6501 = v6500 + v30;
+          const unsigned int v6502 = v6501 * v6;
+          const unsigned int v6503 = v6502 + v6189;
+          const unsigned int v6504 = v6503 << 8u;
+          const unsigned int v6505 = v6504 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6210 ^ (((v6210 >> 6u) & 7u) << 3u)), v_pages + v6505, v6183);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6724 = v6107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6734 = v6109 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6735 = v6734 < v35;
-          const unsigned int v6738 = v6735 ? v6734 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6739 = v6738 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6740 = v6738 / v6;
-          const unsigned int v6741 = v32 + v6740;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6742 = block_table[v6741];
-          const unsigned int v6744 = v6742 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6745 = v6744 + v30;
-          const unsigned int v6746 = v6745 * v6;
-          const unsigned int v6747 = v6746 + v6739;
-          const unsigned int v6748 = v6747 << 8u;
-          const unsigned int v6749 = v6748 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6757 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6758 = v6724 + v6757;
-          const unsigned int v6759 = v6758 + v81;
-          const unsigned int v6760 = v6759 + v79;
-          iron_copy_async<16>(shm1 + (v6760 ^ (((v6760 >> 6u) & 7u) << 3u)), k_pages + v6749, v6735);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6770 = v6109 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6771 = v6770 < v35;
-          const unsigned int v6774 = v6771 ? v6770 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6775 = v6774 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6776 = v6774 / v6;
-          const unsigned int v6777 = v32 + v6776;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6778 = block_table[v6777];
-          const unsigned int v6780 = v6778 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6781 = v6780 + v30;
-          const unsigned int v6782 = v6781 * v6;
-          const unsigned int v6783 = v6782 + v6775;
-          const unsigned int v6784 = v6783 << 8u;
-          const unsigned int v6785 = v6784 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6793 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6794 = v6724 + v6793;
-          const unsigned int v6795 = v6794 + v112;
-          const unsigned int v6796 = v6795 + v110;
-          iron_copy_async<16>(shm1 + (v6796 ^ (((v6796 >> 6u) & 7u) << 3u)), k_pages + v6785, v6771);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6806 = v6109 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6807 = v6806 < v35;
-          const unsigned int v6810 = v6807 ? v6806 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6811 = v6810 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6812 = v6810 / v6;
-          const unsigned int v6813 = v32 + v6812;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6814 = block_table[v6813];
-          const unsigned int v6816 = v6814 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6817 = v6816 + v30;
-          const unsigned int v6818 = v6817 * v6;
-          const unsigned int v6819 = v6818 + v6811;
-          const unsigned int v6820 = v6819 << 8u;
-          const unsigned int v6821 = v6820 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6829 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6830 = v6724 + v6829;
-          const unsigned int v6831 = v6830 + v143;
-          const unsigned int v6832 = v6831 + v141;
-          iron_copy_async<16>(shm1 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), k_pages + v6821, v6807);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6842 = v6109 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6843 = v6842 < v35;
-          const unsigned int v6846 = v6843 ? v6842 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6847 = v6846 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6848 = v6846 / v6;
-          const unsigned int v6849 = v32 + v6848;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6850 = block_table[v6849];
-          const unsigned int v6852 = v6850 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6853 = v6852 + v30;
-          const unsigned int v6854 = v6853 * v6;
-          const unsigned int v6855 = v6854 + v6847;
-          const unsigned int v6856 = v6855 << 8u;
-          const unsigned int v6857 = v6856 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6865 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6866 = v6724 + v6865;
-          const unsigned int v6867 = v6866 + v174;
-          const unsigned int v6868 = v6867 + v172;
-          iron_copy_async<16>(shm1 + (v6868 ^ (((v6868 >> 6u) & 7u) << 3u)), k_pages + v6857, v6843);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6878 = v6109 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6879 = v6878 < v35;
-          const unsigned int v6882 = v6879 ? v6878 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6883 = v6882 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6884 = v6882 / v6;
-          const unsigned int v6885 = v32 + v6884;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6886 = block_table[v6885];
-          const unsigned int v6888 = v6886 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6889 = v6888 + v30;
-          const unsigned int v6890 = v6889 * v6;
-          const unsigned int v6891 = v6890 + v6883;
-          const unsigned int v6892 = v6891 << 8u;
-          const unsigned int v6893 = v6892 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6901 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6902 = v6724 + v6901;
-          const unsigned int v6903 = v6902 + v205;
-          const unsigned int v6904 = v6903 + v203;
-          iron_copy_async<16>(shm1 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), k_pages + v6893, v6879);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6914 = v6109 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6915 = v6914 < v35;
-          const unsigned int v6918 = v6915 ? v6914 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6919 = v6918 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6920 = v6918 / v6;
-          const unsigned int v6921 = v32 + v6920;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6922 = block_table[v6921];
-          const unsigned int v6924 = v6922 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6925 = v6924 + v30;
-          const unsigned int v6926 = v6925 * v6;
-          const unsigned int v6927 = v6926 + v6919;
-          const unsigned int v6928 = v6927 << 8u;
-          const unsigned int v6929 = v6928 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6937 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6938 = v6724 + v6937;
-          const unsigned int v6939 = v6938 + v236;
-          const unsigned int v6940 = v6939 + v234;
-          iron_copy_async<16>(shm1 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), k_pages + v6929, v6915);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6950 = v6109 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6951 = v6950 < v35;
-          const unsigned int v6954 = v6951 ? v6950 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6955 = v6954 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6956 = v6954 / v6;
-          const unsigned int v6957 = v32 + v6956;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6958 = block_table[v6957];
-          const unsigned int v6960 = v6958 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6961 = v6960 + v30;
-          const unsigned int v6962 = v6961 * v6;
-          const unsigned int v6963 = v6962 + v6955;
-          const unsigned int v6964 = v6963 << 8u;
-          const unsigned int v6965 = v6964 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6973 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6974 = v6724 + v6973;
-          const unsigned int v6975 = v6974 + v267;
-          const unsigned int v6976 = v6975 + v265;
-          iron_copy_async<16>(shm1 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), k_pages + v6965, v6951);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6986 = v6109 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6987 = v6986 < v35;
-          const unsigned int v6990 = v6987 ? v6986 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6991 = v6990 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6992 = v6990 / v6;
-          const unsigned int v6993 = v32 + v6992;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6994 = block_table[v6993];
-          const unsigned int v6996 = v6994 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6997 = v6996 + v30;
-          const unsigned int v6998 = v6997 * v6;
-          const unsigned int v6999 = v6998 + v6991;
-          const unsigned int v7000 = v6999 << 8u;
-          const unsigned int v7001 = v7000 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7009 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7010 = v6724 + v7009;
-          const unsigned int v7011 = v7010 + v298;
-          const unsigned int v7012 = v7011 + v296;
-          iron_copy_async<16>(shm1 + (v7012 ^ (((v7012 >> 6u) & 7u) << 3u)), k_pages + v7001, v6987);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7032 = block_table[v6741];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7034 = v7032 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7035 = v7034 + v30;
-          const unsigned int v7036 = v7035 * v6;
-          const unsigned int v7037 = v7036 + v6739;
-          const unsigned int v7038 = v7037 << 8u;
-          const unsigned int v7039 = v7038 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6760 ^ (((v6760 >> 6u) & 7u) << 3u)), v_pages + v7039, v6735);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7068 = block_table[v6777];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7070 = v7068 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7071 = v7070 + v30;
-          const unsigned int v7072 = v7071 * v6;
-          const unsigned int v7073 = v7072 + v6775;
-          const unsigned int v7074 = v7073 << 8u;
-          const unsigned int v7075 = v7074 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6796 ^ (((v6796 >> 6u) & 7u) << 3u)), v_pages + v7075, v6771);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7104 = block_table[v6813];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7106 = v7104 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7107 = v7106 + v30;
-          const unsigned int v7108 = v7107 * v6;
-          const unsigned int v7109 = v7108 + v6811;
-          const unsigned int v7110 = v7109 << 8u;
-          const unsigned int v7111 = v7110 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), v_pages + v7111, v6807);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7140 = block_table[v6849];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7142 = v7140 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7143 = v7142 + v30;
-          const unsigned int v7144 = v7143 * v6;
-          const unsigned int v7145 = v7144 + v6847;
-          const unsigned int v7146 = v7145 << 8u;
-          const unsigned int v7147 = v7146 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6868 ^ (((v6868 >> 6u) & 7u) << 3u)), v_pages + v7147, v6843);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7176 = block_table[v6885];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7178 = v7176 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7179 = v7178 + v30;
-          const unsigned int v7180 = v7179 * v6;
-          const unsigned int v7181 = v7180 + v6883;
-          const unsigned int v7182 = v7181 << 8u;
-          const unsigned int v7183 = v7182 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), v_pages + v7183, v6879);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7212 = block_table[v6921];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7214 = v7212 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7215 = v7214 + v30;
-          const unsigned int v7216 = v7215 * v6;
-          const unsigned int v7217 = v7216 + v6919;
-          const unsigned int v7218 = v7217 << 8u;
-          const unsigned int v7219 = v7218 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), v_pages + v7219, v6915);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7248 = block_table[v6957];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7250 = v7248 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7251 = v7250 + v30;
-          const unsigned int v7252 = v7251 * v6;
-          const unsigned int v7253 = v7252 + v6955;
-          const unsigned int v7254 = v7253 << 8u;
-          const unsigned int v7255 = v7254 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), v_pages + v7255, v6951);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7284 = block_table[v6993];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7286 = v7284 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7287 = v7286 + v30;
-          const unsigned int v7288 = v7287 * v6;
-          const unsigned int v7289 = v7288 + v6991;
-          const unsigned int v7290 = v7289 << 8u;
-          const unsigned int v7291 = v7290 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7012 ^ (((v7012 >> 6u) & 7u) << 3u)), v_pages + v7291, v6987);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6518 = v5901 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6528 = v5903 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6529 = v6528 < v35;
+          const unsigned int v6532 = v6529 ? v6528 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6533 = v6532 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6534 = v6532 / v6;
+          const unsigned int v6535 = v32 + v6534;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6536 = block_table[v6535];
+          const unsigned int v6538 = v6536 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6539 = v6538 + v30;
+          const unsigned int v6540 = v6539 * v6;
+          const unsigned int v6541 = v6540 + v6533;
+          const unsigned int v6542 = v6541 << 8u;
+          const unsigned int v6543 = v6542 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6551 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6552 = v6518 + v6551;
+          const unsigned int v6553 = v6552 + v81;
+          const unsigned int v6554 = v6553 + v79;
+          iron_copy_async<16>(shm1 + (v6554 ^ (((v6554 >> 6u) & 7u) << 3u)), k_pages + v6543, v6529);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6564 = v5903 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6565 = v6564 < v35;
+          const unsigned int v6568 = v6565 ? v6564 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6569 = v6568 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6570 = v6568 / v6;
+          const unsigned int v6571 = v32 + v6570;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6572 = block_table[v6571];
+          const unsigned int v6574 = v6572 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6575 = v6574 + v30;
+          const unsigned int v6576 = v6575 * v6;
+          const unsigned int v6577 = v6576 + v6569;
+          const unsigned int v6578 = v6577 << 8u;
+          const unsigned int v6579 = v6578 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6587 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6588 = v6518 + v6587;
+          const unsigned int v6589 = v6588 + v112;
+          const unsigned int v6590 = v6589 + v110;
+          iron_copy_async<16>(shm1 + (v6590 ^ (((v6590 >> 6u) & 7u) << 3u)), k_pages + v6579, v6565);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6600 = v5903 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6601 = v6600 < v35;
+          const unsigned int v6604 = v6601 ? v6600 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6605 = v6604 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6606 = v6604 / v6;
+          const unsigned int v6607 = v32 + v6606;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6608 = block_table[v6607];
+          const unsigned int v6610 = v6608 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6611 = v6610 + v30;
+          const unsigned int v6612 = v6611 * v6;
+          const unsigned int v6613 = v6612 + v6605;
+          const unsigned int v6614 = v6613 << 8u;
+          const unsigned int v6615 = v6614 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6623 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6624 = v6518 + v6623;
+          const unsigned int v6625 = v6624 + v143;
+          const unsigned int v6626 = v6625 + v141;
+          iron_copy_async<16>(shm1 + (v6626 ^ (((v6626 >> 6u) & 7u) << 3u)), k_pages + v6615, v6601);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6636 = v5903 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6637 = v6636 < v35;
+          const unsigned int v6640 = v6637 ? v6636 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6641 = v6640 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6642 = v6640 / v6;
+          const unsigned int v6643 = v32 + v6642;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6644 = block_table[v6643];
+          const unsigned int v6646 = v6644 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6647 = v6646 + v30;
+          const unsigned int v6648 = v6647 * v6;
+          const unsigned int v6649 = v6648 + v6641;
+          const unsigned int v6650 = v6649 << 8u;
+          const unsigned int v6651 = v6650 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6659 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6660 = v6518 + v6659;
+          const unsigned int v6661 = v6660 + v174;
+          const unsigned int v6662 = v6661 + v172;
+          iron_copy_async<16>(shm1 + (v6662 ^ (((v6662 >> 6u) & 7u) << 3u)), k_pages + v6651, v6637);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6672 = v5903 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6673 = v6672 < v35;
+          const unsigned int v6676 = v6673 ? v6672 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6677 = v6676 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6678 = v6676 / v6;
+          const unsigned int v6679 = v32 + v6678;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6680 = block_table[v6679];
+          const unsigned int v6682 = v6680 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6683 = v6682 + v30;
+          const unsigned int v6684 = v6683 * v6;
+          const unsigned int v6685 = v6684 + v6677;
+          const unsigned int v6686 = v6685 << 8u;
+          const unsigned int v6687 = v6686 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6695 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6696 = v6518 + v6695;
+          const unsigned int v6697 = v6696 + v205;
+          const unsigned int v6698 = v6697 + v203;
+          iron_copy_async<16>(shm1 + (v6698 ^ (((v6698 >> 6u) & 7u) << 3u)), k_pages + v6687, v6673);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6708 = v5903 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6709 = v6708 < v35;
+          const unsigned int v6712 = v6709 ? v6708 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6713 = v6712 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6714 = v6712 / v6;
+          const unsigned int v6715 = v32 + v6714;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6716 = block_table[v6715];
+          const unsigned int v6718 = v6716 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6719 = v6718 + v30;
+          const unsigned int v6720 = v6719 * v6;
+          const unsigned int v6721 = v6720 + v6713;
+          const unsigned int v6722 = v6721 << 8u;
+          const unsigned int v6723 = v6722 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6731 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6732 = v6518 + v6731;
+          const unsigned int v6733 = v6732 + v236;
+          const unsigned int v6734 = v6733 + v234;
+          iron_copy_async<16>(shm1 + (v6734 ^ (((v6734 >> 6u) & 7u) << 3u)), k_pages + v6723, v6709);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6744 = v5903 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6745 = v6744 < v35;
+          const unsigned int v6748 = v6745 ? v6744 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6749 = v6748 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6750 = v6748 / v6;
+          const unsigned int v6751 = v32 + v6750;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6752 = block_table[v6751];
+          const unsigned int v6754 = v6752 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6755 = v6754 + v30;
+          const unsigned int v6756 = v6755 * v6;
+          const unsigned int v6757 = v6756 + v6749;
+          const unsigned int v6758 = v6757 << 8u;
+          const unsigned int v6759 = v6758 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6767 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6768 = v6518 + v6767;
+          const unsigned int v6769 = v6768 + v267;
+          const unsigned int v6770 = v6769 + v265;
+          iron_copy_async<16>(shm1 + (v6770 ^ (((v6770 >> 6u) & 7u) << 3u)), k_pages + v6759, v6745);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6780 = v5903 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6781 = v6780 < v35;
+          const unsigned int v6784 = v6781 ? v6780 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6785 = v6784 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6786 = v6784 / v6;
+          const unsigned int v6787 = v32 + v6786;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6788 = block_table[v6787];
+          const unsigned int v6790 = v6788 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6791 = v6790 + v30;
+          const unsigned int v6792 = v6791 * v6;
+          const unsigned int v6793 = v6792 + v6785;
+          const unsigned int v6794 = v6793 << 8u;
+          const unsigned int v6795 = v6794 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6803 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6804 = v6518 + v6803;
+          const unsigned int v6805 = v6804 + v298;
+          const unsigned int v6806 = v6805 + v296;
+          iron_copy_async<16>(shm1 + (v6806 ^ (((v6806 >> 6u) & 7u) << 3u)), k_pages + v6795, v6781);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6826 = block_table[v6535];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6828 = v6826 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6829 = v6828 + v30;
+          const unsigned int v6830 = v6829 * v6;
+          const unsigned int v6831 = v6830 + v6533;
+          const unsigned int v6832 = v6831 << 8u;
+          const unsigned int v6833 = v6832 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6554 ^ (((v6554 >> 6u) & 7u) << 3u)), v_pages + v6833, v6529);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6862 = block_table[v6571];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6864 = v6862 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6865 = v6864 + v30;
+          const unsigned int v6866 = v6865 * v6;
+          const unsigned int v6867 = v6866 + v6569;
+          const unsigned int v6868 = v6867 << 8u;
+          const unsigned int v6869 = v6868 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6590 ^ (((v6590 >> 6u) & 7u) << 3u)), v_pages + v6869, v6565);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6898 = block_table[v6607];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6900 = v6898 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6901 = v6900 + v30;
+          const unsigned int v6902 = v6901 * v6;
+          const unsigned int v6903 = v6902 + v6605;
+          const unsigned int v6904 = v6903 << 8u;
+          const unsigned int v6905 = v6904 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6626 ^ (((v6626 >> 6u) & 7u) << 3u)), v_pages + v6905, v6601);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6934 = block_table[v6643];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6936 = v6934 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6937 = v6936 + v30;
+          const unsigned int v6938 = v6937 * v6;
+          const unsigned int v6939 = v6938 + v6641;
+          const unsigned int v6940 = v6939 << 8u;
+          const unsigned int v6941 = v6940 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6662 ^ (((v6662 >> 6u) & 7u) << 3u)), v_pages + v6941, v6637);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6970 = block_table[v6679];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6972 = v6970 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6973 = v6972 + v30;
+          const unsigned int v6974 = v6973 * v6;
+          const unsigned int v6975 = v6974 + v6677;
+          const unsigned int v6976 = v6975 << 8u;
+          const unsigned int v6977 = v6976 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6698 ^ (((v6698 >> 6u) & 7u) << 3u)), v_pages + v6977, v6673);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7006 = block_table[v6715];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7008 = v7006 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7009 = v7008 + v30;
+          const unsigned int v7010 = v7009 * v6;
+          const unsigned int v7011 = v7010 + v6713;
+          const unsigned int v7012 = v7011 << 8u;
+          const unsigned int v7013 = v7012 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6734 ^ (((v6734 >> 6u) & 7u) << 3u)), v_pages + v7013, v6709);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7042 = block_table[v6751];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7044 = v7042 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7045 = v7044 + v30;
+          const unsigned int v7046 = v7045 * v6;
+          const unsigned int v7047 = v7046 + v6749;
+          const unsigned int v7048 = v7047 << 8u;
+          const unsigned int v7049 = v7048 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6770 ^ (((v6770 >> 6u) & 7u) << 3u)), v_pages + v7049, v6745);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7078 = block_table[v6787];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7080 = v7078 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7081 = v7080 + v30;
+          const unsigned int v7082 = v7081 * v6;
+          const unsigned int v7083 = v7082 + v6785;
+          const unsigned int v7084 = v7083 << 8u;
+          const unsigned int v7085 = v7084 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6806 ^ (((v6806 >> 6u) & 7u) << 3u)), v_pages + v7085, v6781);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
     }
-    const unsigned int v8517 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v8518 = v8517 << 6u;
-    const unsigned int v10604 = v51 & 3u;
-    const unsigned int v10606 = v10604 << 4u;
-    const unsigned int v10608 = v10606 << 6u;
-    const unsigned int v10610 = v8518 + v10608;
-    const unsigned int v10621 = v10610 + 16u;
-    const unsigned int v10630 = v10610 + 32u;
-    const unsigned int v10639 = v10610 + 48u;
-    const unsigned int v8532 = 8192u + v8518;
-    const unsigned int v10655 = v8532 + v10608;
-    const unsigned int v10666 = v10655 + 16u;
-    const unsigned int v10675 = v10655 + 32u;
-    const unsigned int v10684 = v10655 + 48u;
-    const unsigned int v8544 = 16384u + v8518;
-    const unsigned int v10700 = v8544 + v10608;
-    const unsigned int v10711 = v10700 + 16u;
-    const unsigned int v10720 = v10700 + 32u;
-    const unsigned int v10729 = v10700 + 48u;
-    const unsigned int v8556 = 24576u + v8518;
-    const unsigned int v10745 = v8556 + v10608;
-    const unsigned int v10756 = v10745 + 16u;
-    const unsigned int v10765 = v10745 + 32u;
-    const unsigned int v10774 = v10745 + 48u;
-    const bool v8572 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v9897 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v9898 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9902 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9903 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9907 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9908 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9912 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9913 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9917 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9918 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9922 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9923 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9927 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9928 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9932 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9933 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9937 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9938 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9942 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9943 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9947 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9948 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9952 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9953 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9957 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9958 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9962 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9963 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9967 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9968 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9972 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9973 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9977 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9978 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9982 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9983 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9987 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9988 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9992 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9993 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9997 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9998 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10002 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10003 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10007 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10008 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10012 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10013 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10017 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10018 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10022 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10023 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10027 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10028 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10032 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10033 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10037 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10038 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10042 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10043 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10047 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10048 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10052 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10053 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10057 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10058 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10062 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10063 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10067 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10068 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10072 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10073 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10077 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10078 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10082 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10083 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10087 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10088 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10092 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10093 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10097 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10098 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10102 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10103 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10107 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10108 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10112 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10113 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10117 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10118 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10122 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10123 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10127 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10128 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10132 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10133 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10137 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10138 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10142 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10143 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10147 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10148 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10152 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10153 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10157 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10158 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10162 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10163 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10167 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10168 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10172 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10173 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10177 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10178 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10182 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10183 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10187 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10188 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10192 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10193 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10197 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10198 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10202 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10203 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10207 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10208 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10212 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10213 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10217 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10218 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10222 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10223 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10227 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10228 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10232 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10233 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10237 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10238 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10242 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10243 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10247 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10248 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10252 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10253 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10257 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10258 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10262 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10263 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10267 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10268 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10272 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10273 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10277 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10278 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10282 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10283 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10287 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10288 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10292 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10293 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10297 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10298 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10302 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10303 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10307 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10308 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10312 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10313 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10317 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10318 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10322 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10323 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10327 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10328 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10332 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10333 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10337 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10338 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10342 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10343 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10347 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10348 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10352 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10353 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10357 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10358 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10362 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10363 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10367 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10368 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10372 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10373 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10377 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10378 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10382 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
-    const unsigned int v10383 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
-    const unsigned int v10387 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10388 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10392 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
-    const unsigned int v10393 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
-    const unsigned int v10397 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10398 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10402 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
-    const unsigned int v10403 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
-    const unsigned int v10407 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10408 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10412 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10413 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10417 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10418 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10422 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10423 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10427 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10428 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10432 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10433 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10437 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10438 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10442 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10443 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10447 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10448 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10452 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10453 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10457 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10458 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10462 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10463 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10467 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10468 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10472 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10473 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10477 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10478 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10482 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10483 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10487 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10488 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10492 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10493 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10497 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10498 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10502 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10503 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10507 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10508 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10512 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10513 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10517 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10518 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10522 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10523 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10527 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10528 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10532 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10533 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10545 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v8311 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v8312 = v8311 << 6u;
+    const unsigned int v10192 = v51 & 3u;
+    const unsigned int v10194 = v10192 << 4u;
+    const unsigned int v10196 = v10194 << 6u;
+    const unsigned int v10198 = v8312 + v10196;
+    const unsigned int v10209 = v10198 + 16u;
+    const unsigned int v10218 = v10198 + 32u;
+    const unsigned int v10227 = v10198 + 48u;
+    const unsigned int v8326 = 8192u + v8312;
+    const unsigned int v10243 = v8326 + v10196;
+    const unsigned int v10254 = v10243 + 16u;
+    const unsigned int v10263 = v10243 + 32u;
+    const unsigned int v10272 = v10243 + 48u;
+    const unsigned int v8338 = 16384u + v8312;
+    const unsigned int v10288 = v8338 + v10196;
+    const unsigned int v10299 = v10288 + 16u;
+    const unsigned int v10308 = v10288 + 32u;
+    const unsigned int v10317 = v10288 + 48u;
+    const unsigned int v8350 = 24576u + v8312;
+    const unsigned int v10333 = v8350 + v10196;
+    const unsigned int v10344 = v10333 + 16u;
+    const unsigned int v10353 = v10333 + 32u;
+    const unsigned int v10362 = v10333 + 48u;
+    const bool v8366 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v9485 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v9486 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9490 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9491 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9495 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9496 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9500 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9501 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9505 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9506 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9510 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9511 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9515 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9516 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9520 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9521 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9525 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9526 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9530 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9531 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9535 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9536 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9540 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9541 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9545 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9546 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9550 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9551 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9555 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9556 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9560 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9561 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9565 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9566 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9570 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9571 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9575 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9576 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9580 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9581 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9585 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9586 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9590 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9591 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9595 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9596 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9600 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9601 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9605 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9606 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9610 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9611 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9615 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9616 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9620 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9621 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9625 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9626 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9630 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9631 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9635 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9636 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9640 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9641 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9645 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9646 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9650 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9651 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9655 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9656 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9660 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9661 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9665 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9666 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9670 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9671 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9675 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9676 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9680 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9681 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9685 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9686 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9690 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9691 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9695 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9696 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9700 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9701 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9705 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9706 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9710 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9711 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9715 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9716 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9720 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9721 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9725 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9726 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9730 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9731 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9735 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9736 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9740 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9741 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9745 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9746 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9750 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9751 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9755 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9756 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9760 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9761 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9765 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9766 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9770 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9771 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9775 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9776 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9780 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9781 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9785 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9786 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9790 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9791 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9795 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9796 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9800 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9801 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9805 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9806 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9810 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9811 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9815 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9816 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9820 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9821 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9825 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9826 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9830 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9831 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9835 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9836 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9840 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9841 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9845 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9846 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9850 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9851 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9855 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9856 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9860 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9861 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9865 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9866 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9870 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9871 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9875 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9876 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9880 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9881 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9885 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9886 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9890 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9891 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9895 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9896 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9900 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9901 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9905 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9906 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9910 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9911 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9915 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9916 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9920 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9921 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9925 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9926 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9930 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9931 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9935 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9936 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9940 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9941 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9945 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9946 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9950 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9951 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9955 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9956 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9960 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9961 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9965 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9966 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9970 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9971 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9975 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9976 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9980 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9981 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9985 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9986 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9990 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9991 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9995 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9996 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10000 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10001 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10005 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10006 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10010 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10011 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10015 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10016 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10020 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10021 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10025 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10026 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10030 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10031 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10035 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10036 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10040 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10041 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10045 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10046 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10050 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10051 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10055 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10056 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10060 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10061 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10065 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10066 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10070 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10071 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10075 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10076 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10080 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10081 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10085 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10086 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10090 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10091 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10095 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10096 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10100 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10101 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10105 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10106 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10110 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10111 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10115 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10116 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10120 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10121 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10133 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v7303 = v581; v7303 < v565; v7303 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v7304 = v7303 - v581;
-      const unsigned int v7305 = v7304 >> 6u;
-      const unsigned int v7307 = v7305 & 1u;
+    for (unsigned int v7097 = v581; v7097 < v565; v7097 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v7098 = v7097 - v581;
+      const unsigned int v7099 = v7098 >> 6u;
+      const unsigned int v7101 = v7099 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v7310 = v7303 + 64u;
-      const unsigned int v7312 = v7305 + 1u;
-      const unsigned int v7313 = v7312 & 1u;
-      const bool v7314 = v7310 < v565;
-      if (v7314) {
+      const unsigned int v7104 = v7097 + 64u;
+      const unsigned int v7106 = v7099 + 1u;
+      const unsigned int v7107 = v7106 & 1u;
+      const bool v7108 = v7104 < v565;
+      if (v7108) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v7316 = v7313 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v7326 = v7310 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7327 = v7326 < v35;
-          const unsigned int v7330 = v7327 ? v7326 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7332 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7333 = v7330 & v7332;
-          const unsigned int v7334 = v7330 >> (v41 & 31);
-          const unsigned int v7335 = v32 + v7334;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7336 = block_table[v7335];
-          const unsigned int v7338 = v7336 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7339 = v7338 + v30;
-          const unsigned int v7340 = v7339 * v6;
-          const unsigned int v7341 = v7340 + v7333;
-          const unsigned int v7342 = v7341 << 8u;
-          const unsigned int v7343 = v7342 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7351 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7352 = v7316 + v7351;
-          const unsigned int v7353 = v7352 + v81;
-          const unsigned int v7354 = v7353 + v79;
-          iron_copy_async<16>(shm1 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), k_pages + v7343, v7327);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7364 = v7310 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7365 = v7364 < v35;
-          const unsigned int v7368 = v7365 ? v7364 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7371 = v7368 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7372 = v7368 >> (v41 & 31);
-          const unsigned int v7373 = v32 + v7372;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7374 = block_table[v7373];
-          const unsigned int v7376 = v7374 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7377 = v7376 + v30;
-          const unsigned int v7378 = v7377 * v6;
-          const unsigned int v7379 = v7378 + v7371;
-          const unsigned int v7380 = v7379 << 8u;
-          const unsigned int v7381 = v7380 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7389 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7390 = v7316 + v7389;
-          const unsigned int v7391 = v7390 + v112;
-          const unsigned int v7392 = v7391 + v110;
-          iron_copy_async<16>(shm1 + (v7392 ^ (((v7392 >> 6u) & 7u) << 3u)), k_pages + v7381, v7365);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7402 = v7310 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7403 = v7402 < v35;
-          const unsigned int v7406 = v7403 ? v7402 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7409 = v7406 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7410 = v7406 >> (v41 & 31);
-          const unsigned int v7411 = v32 + v7410;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7412 = block_table[v7411];
-          const unsigned int v7414 = v7412 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7415 = v7414 + v30;
-          const unsigned int v7416 = v7415 * v6;
-          const unsigned int v7417 = v7416 + v7409;
-          const unsigned int v7418 = v7417 << 8u;
-          const unsigned int v7419 = v7418 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7427 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7428 = v7316 + v7427;
-          const unsigned int v7429 = v7428 + v143;
-          const unsigned int v7430 = v7429 + v141;
-          iron_copy_async<16>(shm1 + (v7430 ^ (((v7430 >> 6u) & 7u) << 3u)), k_pages + v7419, v7403);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7440 = v7310 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7441 = v7440 < v35;
-          const unsigned int v7444 = v7441 ? v7440 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7447 = v7444 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7448 = v7444 >> (v41 & 31);
-          const unsigned int v7449 = v32 + v7448;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7450 = block_table[v7449];
-          const unsigned int v7452 = v7450 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7453 = v7452 + v30;
-          const unsigned int v7454 = v7453 * v6;
-          const unsigned int v7455 = v7454 + v7447;
-          const unsigned int v7456 = v7455 << 8u;
-          const unsigned int v7457 = v7456 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7465 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7466 = v7316 + v7465;
-          const unsigned int v7467 = v7466 + v174;
-          const unsigned int v7468 = v7467 + v172;
-          iron_copy_async<16>(shm1 + (v7468 ^ (((v7468 >> 6u) & 7u) << 3u)), k_pages + v7457, v7441);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7478 = v7310 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7479 = v7478 < v35;
-          const unsigned int v7482 = v7479 ? v7478 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7485 = v7482 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7486 = v7482 >> (v41 & 31);
-          const unsigned int v7487 = v32 + v7486;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7488 = block_table[v7487];
-          const unsigned int v7490 = v7488 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7491 = v7490 + v30;
-          const unsigned int v7492 = v7491 * v6;
-          const unsigned int v7493 = v7492 + v7485;
-          const unsigned int v7494 = v7493 << 8u;
-          const unsigned int v7495 = v7494 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7503 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7504 = v7316 + v7503;
-          const unsigned int v7505 = v7504 + v205;
-          const unsigned int v7506 = v7505 + v203;
-          iron_copy_async<16>(shm1 + (v7506 ^ (((v7506 >> 6u) & 7u) << 3u)), k_pages + v7495, v7479);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7516 = v7310 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7517 = v7516 < v35;
-          const unsigned int v7520 = v7517 ? v7516 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7523 = v7520 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7524 = v7520 >> (v41 & 31);
-          const unsigned int v7525 = v32 + v7524;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7526 = block_table[v7525];
-          const unsigned int v7528 = v7526 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7529 = v7528 + v30;
-          const unsigned int v7530 = v7529 * v6;
-          const unsigned int v7531 = v7530 + v7523;
-          const unsigned int v7532 = v7531 << 8u;
-          const unsigned int v7533 = v7532 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7541 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7542 = v7316 + v7541;
-          const unsigned int v7543 = v7542 + v236;
-          const unsigned int v7544 = v7543 + v234;
-          iron_copy_async<16>(shm1 + (v7544 ^ (((v7544 >> 6u) & 7u) << 3u)), k_pages + v7533, v7517);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7554 = v7310 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7555 = v7554 < v35;
-          const unsigned int v7558 = v7555 ? v7554 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7561 = v7558 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7562 = v7558 >> (v41 & 31);
-          const unsigned int v7563 = v32 + v7562;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7564 = block_table[v7563];
-          const unsigned int v7566 = v7564 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7567 = v7566 + v30;
-          const unsigned int v7568 = v7567 * v6;
-          const unsigned int v7569 = v7568 + v7561;
-          const unsigned int v7570 = v7569 << 8u;
-          const unsigned int v7571 = v7570 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7579 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7580 = v7316 + v7579;
-          const unsigned int v7581 = v7580 + v267;
-          const unsigned int v7582 = v7581 + v265;
-          iron_copy_async<16>(shm1 + (v7582 ^ (((v7582 >> 6u) & 7u) << 3u)), k_pages + v7571, v7555);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7592 = v7310 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7593 = v7592 < v35;
-          const unsigned int v7596 = v7593 ? v7592 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7599 = v7596 & v7332;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7600 = v7596 >> (v41 & 31);
-          const unsigned int v7601 = v32 + v7600;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7602 = block_table[v7601];
-          const unsigned int v7604 = v7602 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7605 = v7604 + v30;
-          const unsigned int v7606 = v7605 * v6;
-          const unsigned int v7607 = v7606 + v7599;
-          const unsigned int v7608 = v7607 << 8u;
-          const unsigned int v7609 = v7608 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7617 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7618 = v7316 + v7617;
-          const unsigned int v7619 = v7618 + v298;
-          const unsigned int v7620 = v7619 + v296;
-          iron_copy_async<16>(shm1 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), k_pages + v7609, v7593);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7642 = block_table[v7335];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7644 = v7642 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7645 = v7644 + v30;
-          const unsigned int v7646 = v7645 * v6;
-          const unsigned int v7647 = v7646 + v7333;
-          const unsigned int v7648 = v7647 << 8u;
-          const unsigned int v7649 = v7648 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), v_pages + v7649, v7327);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7680 = block_table[v7373];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7682 = v7680 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7683 = v7682 + v30;
-          const unsigned int v7684 = v7683 * v6;
-          const unsigned int v7685 = v7684 + v7371;
-          const unsigned int v7686 = v7685 << 8u;
-          const unsigned int v7687 = v7686 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7392 ^ (((v7392 >> 6u) & 7u) << 3u)), v_pages + v7687, v7365);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7718 = block_table[v7411];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7720 = v7718 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7721 = v7720 + v30;
-          const unsigned int v7722 = v7721 * v6;
-          const unsigned int v7723 = v7722 + v7409;
-          const unsigned int v7724 = v7723 << 8u;
-          const unsigned int v7725 = v7724 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7430 ^ (((v7430 >> 6u) & 7u) << 3u)), v_pages + v7725, v7403);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7756 = block_table[v7449];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7758 = v7756 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7759 = v7758 + v30;
-          const unsigned int v7760 = v7759 * v6;
-          const unsigned int v7761 = v7760 + v7447;
-          const unsigned int v7762 = v7761 << 8u;
-          const unsigned int v7763 = v7762 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7468 ^ (((v7468 >> 6u) & 7u) << 3u)), v_pages + v7763, v7441);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7794 = block_table[v7487];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7796 = v7794 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7797 = v7796 + v30;
-          const unsigned int v7798 = v7797 * v6;
-          const unsigned int v7799 = v7798 + v7485;
-          const unsigned int v7800 = v7799 << 8u;
-          const unsigned int v7801 = v7800 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7506 ^ (((v7506 >> 6u) & 7u) << 3u)), v_pages + v7801, v7479);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7832 = block_table[v7525];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7834 = v7832 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7835 = v7834 + v30;
-          const unsigned int v7836 = v7835 * v6;
-          const unsigned int v7837 = v7836 + v7523;
-          const unsigned int v7838 = v7837 << 8u;
-          const unsigned int v7839 = v7838 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7544 ^ (((v7544 >> 6u) & 7u) << 3u)), v_pages + v7839, v7517);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7870 = block_table[v7563];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7872 = v7870 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7873 = v7872 + v30;
-          const unsigned int v7874 = v7873 * v6;
-          const unsigned int v7875 = v7874 + v7561;
-          const unsigned int v7876 = v7875 << 8u;
-          const unsigned int v7877 = v7876 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7582 ^ (((v7582 >> 6u) & 7u) << 3u)), v_pages + v7877, v7555);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7908 = block_table[v7601];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7910 = v7908 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7911 = v7910 + v30;
-          const unsigned int v7912 = v7911 * v6;
-          const unsigned int v7913 = v7912 + v7599;
-          const unsigned int v7914 = v7913 << 8u;
-          const unsigned int v7915 = v7914 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), v_pages + v7915, v7593);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7110 = v7107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7120 = v7104 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7121 = v7120 < v35;
+          const unsigned int v7124 = v7121 ? v7120 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7126 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7127 = v7124 & v7126;
+          const unsigned int v7128 = v7124 >> (v41 & 31);
+          const unsigned int v7129 = v32 + v7128;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7130 = block_table[v7129];
+          const unsigned int v7132 = v7130 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7133 = v7132 + v30;
+          const unsigned int v7134 = v7133 * v6;
+          const unsigned int v7135 = v7134 + v7127;
+          const unsigned int v7136 = v7135 << 8u;
+          const unsigned int v7137 = v7136 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7145 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7146 = v7110 + v7145;
+          const unsigned int v7147 = v7146 + v81;
+          const unsigned int v7148 = v7147 + v79;
+          iron_copy_async<16>(shm1 + (v7148 ^ (((v7148 >> 6u) & 7u) << 3u)), k_pages + v7137, v7121);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7158 = v7104 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7159 = v7158 < v35;
+          const unsigned int v7162 = v7159 ? v7158 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7165 = v7162 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7166 = v7162 >> (v41 & 31);
+          const unsigned int v7167 = v32 + v7166;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7168 = block_table[v7167];
+          const unsigned int v7170 = v7168 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7171 = v7170 + v30;
+          const unsigned int v7172 = v7171 * v6;
+          const unsigned int v7173 = v7172 + v7165;
+          const unsigned int v7174 = v7173 << 8u;
+          const unsigned int v7175 = v7174 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7183 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7184 = v7110 + v7183;
+          const unsigned int v7185 = v7184 + v112;
+          const unsigned int v7186 = v7185 + v110;
+          iron_copy_async<16>(shm1 + (v7186 ^ (((v7186 >> 6u) & 7u) << 3u)), k_pages + v7175, v7159);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7196 = v7104 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7197 = v7196 < v35;
+          const unsigned int v7200 = v7197 ? v7196 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7203 = v7200 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7204 = v7200 >> (v41 & 31);
+          const unsigned int v7205 = v32 + v7204;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7206 = block_table[v7205];
+          const unsigned int v7208 = v7206 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7209 = v7208 + v30;
+          const unsigned int v7210 = v7209 * v6;
+          const unsigned int v7211 = v7210 + v7203;
+          const unsigned int v7212 = v7211 << 8u;
+          const unsigned int v7213 = v7212 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7221 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7222 = v7110 + v7221;
+          const unsigned int v7223 = v7222 + v143;
+          const unsigned int v7224 = v7223 + v141;
+          iron_copy_async<16>(shm1 + (v7224 ^ (((v7224 >> 6u) & 7u) << 3u)), k_pages + v7213, v7197);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7234 = v7104 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7235 = v7234 < v35;
+          const unsigned int v7238 = v7235 ? v7234 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7241 = v7238 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7242 = v7238 >> (v41 & 31);
+          const unsigned int v7243 = v32 + v7242;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7244 = block_table[v7243];
+          const unsigned int v7246 = v7244 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7247 = v7246 + v30;
+          const unsigned int v7248 = v7247 * v6;
+          const unsigned int v7249 = v7248 + v7241;
+          const unsigned int v7250 = v7249 << 8u;
+          const unsigned int v7251 = v7250 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7259 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7260 = v7110 + v7259;
+          const unsigned int v7261 = v7260 + v174;
+          const unsigned int v7262 = v7261 + v172;
+          iron_copy_async<16>(shm1 + (v7262 ^ (((v7262 >> 6u) & 7u) << 3u)), k_pages + v7251, v7235);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7272 = v7104 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7273 = v7272 < v35;
+          const unsigned int v7276 = v7273 ? v7272 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7279 = v7276 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7280 = v7276 >> (v41 & 31);
+          const unsigned int v7281 = v32 + v7280;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7282 = block_table[v7281];
+          const unsigned int v7284 = v7282 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7285 = v7284 + v30;
+          const unsigned int v7286 = v7285 * v6;
+          const unsigned int v7287 = v7286 + v7279;
+          const unsigned int v7288 = v7287 << 8u;
+          const unsigned int v7289 = v7288 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7297 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7298 = v7110 + v7297;
+          const unsigned int v7299 = v7298 + v205;
+          const unsigned int v7300 = v7299 + v203;
+          iron_copy_async<16>(shm1 + (v7300 ^ (((v7300 >> 6u) & 7u) << 3u)), k_pages + v7289, v7273);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7310 = v7104 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7311 = v7310 < v35;
+          const unsigned int v7314 = v7311 ? v7310 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7317 = v7314 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7318 = v7314 >> (v41 & 31);
+          const unsigned int v7319 = v32 + v7318;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7320 = block_table[v7319];
+          const unsigned int v7322 = v7320 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7323 = v7322 + v30;
+          const unsigned int v7324 = v7323 * v6;
+          const unsigned int v7325 = v7324 + v7317;
+          const unsigned int v7326 = v7325 << 8u;
+          const unsigned int v7327 = v7326 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7335 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7336 = v7110 + v7335;
+          const unsigned int v7337 = v7336 + v236;
+          const unsigned int v7338 = v7337 + v234;
+          iron_copy_async<16>(shm1 + (v7338 ^ (((v7338 >> 6u) & 7u) << 3u)), k_pages + v7327, v7311);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7348 = v7104 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7349 = v7348 < v35;
+          const unsigned int v7352 = v7349 ? v7348 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7355 = v7352 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7356 = v7352 >> (v41 & 31);
+          const unsigned int v7357 = v32 + v7356;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7358 = block_table[v7357];
+          const unsigned int v7360 = v7358 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7361 = v7360 + v30;
+          const unsigned int v7362 = v7361 * v6;
+          const unsigned int v7363 = v7362 + v7355;
+          const unsigned int v7364 = v7363 << 8u;
+          const unsigned int v7365 = v7364 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7373 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7374 = v7110 + v7373;
+          const unsigned int v7375 = v7374 + v267;
+          const unsigned int v7376 = v7375 + v265;
+          iron_copy_async<16>(shm1 + (v7376 ^ (((v7376 >> 6u) & 7u) << 3u)), k_pages + v7365, v7349);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7386 = v7104 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7387 = v7386 < v35;
+          const unsigned int v7390 = v7387 ? v7386 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7393 = v7390 & v7126;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7394 = v7390 >> (v41 & 31);
+          const unsigned int v7395 = v32 + v7394;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7396 = block_table[v7395];
+          const unsigned int v7398 = v7396 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7399 = v7398 + v30;
+          const unsigned int v7400 = v7399 * v6;
+          const unsigned int v7401 = v7400 + v7393;
+          const unsigned int v7402 = v7401 << 8u;
+          const unsigned int v7403 = v7402 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7411 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7412 = v7110 + v7411;
+          const unsigned int v7413 = v7412 + v298;
+          const unsigned int v7414 = v7413 + v296;
+          iron_copy_async<16>(shm1 + (v7414 ^ (((v7414 >> 6u) & 7u) << 3u)), k_pages + v7403, v7387);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7436 = block_table[v7129];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7438 = v7436 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7439 = v7438 + v30;
+          const unsigned int v7440 = v7439 * v6;
+          const unsigned int v7441 = v7440 + v7127;
+          const unsigned int v7442 = v7441 << 8u;
+          const unsigned int v7443 = v7442 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7148 ^ (((v7148 >> 6u) & 7u) << 3u)), v_pages + v7443, v7121);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7474 = block_table[v7167];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7476 = v7474 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7477 = v7476 + v30;
+          const unsigned int v7478 = v7477 * v6;
+          const unsigned int v7479 = v7478 + v7165;
+          const unsigned int v7480 = v7479 << 8u;
+          const unsigned int v7481 = v7480 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7186 ^ (((v7186 >> 6u) & 7u) << 3u)), v_pages + v7481, v7159);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7512 = block_table[v7205];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7514 = v7512 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7515 = v7514 + v30;
+          const unsigned int v7516 = v7515 * v6;
+          const unsigned int v7517 = v7516 + v7203;
+          const unsigned int v7518 = v7517 << 8u;
+          const unsigned int v7519 = v7518 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7224 ^ (((v7224 >> 6u) & 7u) << 3u)), v_pages + v7519, v7197);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7550 = block_table[v7243];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7552 = v7550 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7553 = v7552 + v30;
+          const unsigned int v7554 = v7553 * v6;
+          const unsigned int v7555 = v7554 + v7241;
+          const unsigned int v7556 = v7555 << 8u;
+          const unsigned int v7557 = v7556 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7262 ^ (((v7262 >> 6u) & 7u) << 3u)), v_pages + v7557, v7235);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7588 = block_table[v7281];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7590 = v7588 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7591 = v7590 + v30;
+          const unsigned int v7592 = v7591 * v6;
+          const unsigned int v7593 = v7592 + v7279;
+          const unsigned int v7594 = v7593 << 8u;
+          const unsigned int v7595 = v7594 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7300 ^ (((v7300 >> 6u) & 7u) << 3u)), v_pages + v7595, v7273);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7626 = block_table[v7319];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7628 = v7626 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7629 = v7628 + v30;
+          const unsigned int v7630 = v7629 * v6;
+          const unsigned int v7631 = v7630 + v7317;
+          const unsigned int v7632 = v7631 << 8u;
+          const unsigned int v7633 = v7632 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7338 ^ (((v7338 >> 6u) & 7u) << 3u)), v_pages + v7633, v7311);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7664 = block_table[v7357];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7666 = v7664 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7667 = v7666 + v30;
+          const unsigned int v7668 = v7667 * v6;
+          const unsigned int v7669 = v7668 + v7355;
+          const unsigned int v7670 = v7669 << 8u;
+          const unsigned int v7671 = v7670 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7376 ^ (((v7376 >> 6u) & 7u) << 3u)), v_pages + v7671, v7349);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7702 = block_table[v7395];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7704 = v7702 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7705 = v7704 + v30;
+          const unsigned int v7706 = v7705 * v6;
+          const unsigned int v7707 = v7706 + v7393;
+          const unsigned int v7708 = v7707 << 8u;
+          const unsigned int v7709 = v7708 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7414 ^ (((v7414 >> 6u) & 7u) << 3u)), v_pages + v7709, v7387);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v7928 = v7313 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v7938 = v7310 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7939 = v7938 < v35;
-          const unsigned int v7942 = v7939 ? v7938 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7943 = v7942 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7944 = v7942 / v6;
-          const unsigned int v7945 = v32 + v7944;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7946 = block_table[v7945];
-          const unsigned int v7948 = v7946 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7949 = v7948 + v30;
-          const unsigned int v7950 = v7949 * v6;
-          const unsigned int v7951 = v7950 + v7943;
-          const unsigned int v7952 = v7951 << 8u;
-          const unsigned int v7953 = v7952 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7961 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7962 = v7928 + v7961;
-          const unsigned int v7963 = v7962 + v81;
-          const unsigned int v7964 = v7963 + v79;
-          iron_copy_async<16>(shm1 + (v7964 ^ (((v7964 >> 6u) & 7u) << 3u)), k_pages + v7953, v7939);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7974 = v7310 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7975 = v7974 < v35;
-          const unsigned int v7978 = v7975 ? v7974 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7979 = v7978 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7980 = v7978 / v6;
-          const unsigned int v7981 = v32 + v7980;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7982 = block_table[v7981];
-          const unsigned int v7984 = v7982 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7985 = v7984 + v30;
-          const unsigned int v7986 = v7985 * v6;
-          const unsigned int v7987 = v7986 + v7979;
-          const unsigned int v7988 = v7987 << 8u;
-          const unsigned int v7989 = v7988 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7997 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7998 = v7928 + v7997;
-          const unsigned int v7999 = v7998 + v112;
-          const unsigned int v8000 = v7999 + v110;
-          iron_copy_async<16>(shm1 + (v8000 ^ (((v8000 >> 6u) & 7u) << 3u)), k_pages + v7989, v7975);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8010 = v7310 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8011 = v8010 < v35;
-          const unsigned int v8014 = v8011 ? v8010 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8015 = v8014 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v8016 = v8014 / v6;
-          const unsigned int v8017 = v32 + v8016;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8018 = block_table[v8017];
-          const unsigned int v8020 = v8018 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8021 = v8020 + v30;
-          const unsigned int v8022 = v8021 * v6;
-          const unsigned int v8023 = v8022 + v8015;
-          const unsigned int v8024 = v8023 << 8u;
-          const unsigned int v8025 = v8024 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8033 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8034 = v7928 + v8033;
-          const unsigned int v8035 = v8034 + v143;
-          const unsigned int v8036 = v8035 + v141;
-          iron_copy_async<16>(shm1 + (v8036 ^ (((v8036 >> 6u) & 7u) << 3u)), k_pages + v8025, v8011);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8046 = v7310 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8047 = v8046 < v35;
-          const unsigned int v8050 = v8047 ? v8046 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8051 = v8050 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v8052 = v8050 / v6;
-          const unsigned int v8053 = v32 + v8052;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8054 = block_table[v8053];
-          const unsigned int v8056 = v8054 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8057 = v8056 + v30;
-          const unsigned int v8058 = v8057 * v6;
-          const unsigned int v8059 = v8058 + v8051;
-          const unsigned int v8060 = v8059 << 8u;
-          const unsigned int v8061 = v8060 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8069 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8070 = v7928 + v8069;
-          const unsigned int v8071 = v8070 + v174;
-          const unsigned int v8072 = v8071 + v172;
-          iron_copy_async<16>(shm1 + (v8072 ^ (((v8072 >> 6u) & 7u) << 3u)), k_pages + v8061, v8047);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8082 = v7310 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8083 = v8082 < v35;
-          const unsigned int v8086 = v8083 ? v8082 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8087 = v8086 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v8088 = v8086 / v6;
-          const unsigned int v8089 = v32 + v8088;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8090 = block_table[v8089];
-          const unsigned int v8092 = v8090 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8093 = v8092 + v30;
-          const unsigned int v8094 = v8093 * v6;
-          const unsigned int v8095 = v8094 + v8087;
-          const unsigned int v8096 = v8095 << 8u;
-          const unsigned int v8097 = v8096 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8105 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8106 = v7928 + v8105;
-          const unsigned int v8107 = v8106 + v205;
-          const unsigned int v8108 = v8107 + v203;
-          iron_copy_async<16>(shm1 + (v8108 ^ (((v8108 >> 6u) & 7u) << 3u)), k_pages + v8097, v8083);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8118 = v7310 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8119 = v8118 < v35;
-          const unsigned int v8122 = v8119 ? v8118 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8123 = v8122 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v8124 = v8122 / v6;
-          const unsigned int v8125 = v32 + v8124;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8126 = block_table[v8125];
-          const unsigned int v8128 = v8126 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8129 = v8128 + v30;
-          const unsigned int v8130 = v8129 * v6;
-          const unsigned int v8131 = v8130 + v8123;
-          const unsigned int v8132 = v8131 << 8u;
-          const unsigned int v8133 = v8132 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8141 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8142 = v7928 + v8141;
-          const unsigned int v8143 = v8142 + v236;
-          const unsigned int v8144 = v8143 + v234;
-          iron_copy_async<16>(shm1 + (v8144 ^ (((v8144 >> 6u) & 7u) << 3u)), k_pages + v8133, v8119);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8154 = v7310 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8155 = v8154 < v35;
-          const unsigned int v8158 = v8155 ? v8154 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8159 = v8158 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v8160 = v8158 / v6;
-          const unsigned int v8161 = v32 + v8160;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8162 = block_table[v8161];
-          const unsigned int v8164 = v8162 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8165 = v8164 + v30;
-          const unsigned int v8166 = v8165 * v6;
-          const unsigned int v8167 = v8166 + v8159;
-          const unsigned int v8168 = v8167 << 8u;
-          const unsigned int v8169 = v8168 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8177 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8178 = v7928 + v8177;
-          const unsigned int v8179 = v8178 + v267;
-          const unsigned int v8180 = v8179 + v265;
-          iron_copy_async<16>(shm1 + (v8180 ^ (((v8180 >> 6u) & 7u) << 3u)), k_pages + v8169, v8155);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8190 = v7310 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8191 = v8190 < v35;
-          const unsigned int v8194 = v8191 ? v8190 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8195 = v8194 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v8196 = v8194 / v6;
-          const unsigned int v8197 = v32 + v8196;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8198 = block_table[v8197];
-          const unsigned int v8200 = v8198 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8201 = v8200 + v30;
-          const unsigned int v8202 = v8201 * v6;
-          const unsigned int v8203 = v8202 + v8195;
-          const unsigned int v8204 = v8203 << 8u;
-          const unsigned int v8205 = v8204 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8213 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8214 = v7928 + v8213;
-          const unsigned int v8215 = v8214 + v298;
-          const unsigned int v8216 = v8215 + v296;
-          iron_copy_async<16>(shm1 + (v8216 ^ (((v8216 >> 6u) & 7u) << 3u)), k_pages + v8205, v8191);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8236 = block_table[v7945];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8238 = v8236 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8239 = v8238 + v30;
-          const unsigned int v8240 = v8239 * v6;
-          const unsigned int v8241 = v8240 + v7943;
-          const unsigned int v8242 = v8241 << 8u;
-          const unsigned int v8243 = v8242 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7964 ^ (((v7964 >> 6u) & 7u) << 3u)), v_pages + v8243, v7939);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8272 = block_table[v7981];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8274 = v8272 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8275 = v8274 + v30;
-          const unsigned int v8276 = v8275 * v6;
-          const unsigned int v8277 = v8276 + v7979;
-          const unsigned int v8278 = v8277 << 8u;
-          const unsigned int v8279 = v8278 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8000 ^ (((v8000 >> 6u) & 7u) << 3u)), v_pages + v8279, v7975);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8308 = block_table[v8017];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8310 = v8308 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8311 = v8310 + v30;
-          const unsigned int v8312 = v8311 * v6;
-          const unsigned int v8313 = v8312 + v8015;
-          const unsigned int v8314 = v8313 << 8u;
-          const unsigned int v8315 = v8314 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8036 ^ (((v8036 >> 6u) & 7u) << 3u)), v_pages + v8315, v8011);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8344 = block_table[v8053];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8346 = v8344 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8347 = v8346 + v30;
-          const unsigned int v8348 = v8347 * v6;
-          const unsigned int v8349 = v8348 + v8051;
-          const unsigned int v8350 = v8349 << 8u;
-          const unsigned int v8351 = v8350 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8072 ^ (((v8072 >> 6u) & 7u) << 3u)), v_pages + v8351, v8047);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8380 = block_table[v8089];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8382 = v8380 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8383 = v8382 + v30;
-          const unsigned int v8384 = v8383 * v6;
-          const unsigned int v8385 = v8384 + v8087;
-          const unsigned int v8386 = v8385 << 8u;
-          const unsigned int v8387 = v8386 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8108 ^ (((v8108 >> 6u) & 7u) << 3u)), v_pages + v8387, v8083);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8416 = block_table[v8125];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8418 = v8416 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8419 = v8418 + v30;
-          const unsigned int v8420 = v8419 * v6;
-          const unsigned int v8421 = v8420 + v8123;
-          const unsigned int v8422 = v8421 << 8u;
-          const unsigned int v8423 = v8422 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8144 ^ (((v8144 >> 6u) & 7u) << 3u)), v_pages + v8423, v8119);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8452 = block_table[v8161];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8454 = v8452 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8455 = v8454 + v30;
-          const unsigned int v8456 = v8455 * v6;
-          const unsigned int v8457 = v8456 + v8159;
-          const unsigned int v8458 = v8457 << 8u;
-          const unsigned int v8459 = v8458 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8180 ^ (((v8180 >> 6u) & 7u) << 3u)), v_pages + v8459, v8155);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8488 = block_table[v8197];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8490 = v8488 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8491 = v8490 + v30;
-          const unsigned int v8492 = v8491 * v6;
-          const unsigned int v8493 = v8492 + v8195;
-          const unsigned int v8494 = v8493 << 8u;
-          const unsigned int v8495 = v8494 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8216 ^ (((v8216 >> 6u) & 7u) << 3u)), v_pages + v8495, v8191);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7722 = v7107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7732 = v7104 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7733 = v7732 < v35;
+          const unsigned int v7736 = v7733 ? v7732 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7737 = v7736 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7738 = v7736 / v6;
+          const unsigned int v7739 = v32 + v7738;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7740 = block_table[v7739];
+          const unsigned int v7742 = v7740 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7743 = v7742 + v30;
+          const unsigned int v7744 = v7743 * v6;
+          const unsigned int v7745 = v7744 + v7737;
+          const unsigned int v7746 = v7745 << 8u;
+          const unsigned int v7747 = v7746 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7755 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7756 = v7722 + v7755;
+          const unsigned int v7757 = v7756 + v81;
+          const unsigned int v7758 = v7757 + v79;
+          iron_copy_async<16>(shm1 + (v7758 ^ (((v7758 >> 6u) & 7u) << 3u)), k_pages + v7747, v7733);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7768 = v7104 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7769 = v7768 < v35;
+          const unsigned int v7772 = v7769 ? v7768 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7773 = v7772 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7774 = v7772 / v6;
+          const unsigned int v7775 = v32 + v7774;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7776 = block_table[v7775];
+          const unsigned int v7778 = v7776 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7779 = v7778 + v30;
+          const unsigned int v7780 = v7779 * v6;
+          const unsigned int v7781 = v7780 + v7773;
+          const unsigned int v7782 = v7781 << 8u;
+          const unsigned int v7783 = v7782 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7791 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7792 = v7722 + v7791;
+          const unsigned int v7793 = v7792 + v112;
+          const unsigned int v7794 = v7793 + v110;
+          iron_copy_async<16>(shm1 + (v7794 ^ (((v7794 >> 6u) & 7u) << 3u)), k_pages + v7783, v7769);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7804 = v7104 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7805 = v7804 < v35;
+          const unsigned int v7808 = v7805 ? v7804 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7809 = v7808 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7810 = v7808 / v6;
+          const unsigned int v7811 = v32 + v7810;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7812 = block_table[v7811];
+          const unsigned int v7814 = v7812 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7815 = v7814 + v30;
+          const unsigned int v7816 = v7815 * v6;
+          const unsigned int v7817 = v7816 + v7809;
+          const unsigned int v7818 = v7817 << 8u;
+          const unsigned int v7819 = v7818 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7827 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7828 = v7722 + v7827;
+          const unsigned int v7829 = v7828 + v143;
+          const unsigned int v7830 = v7829 + v141;
+          iron_copy_async<16>(shm1 + (v7830 ^ (((v7830 >> 6u) & 7u) << 3u)), k_pages + v7819, v7805);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7840 = v7104 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7841 = v7840 < v35;
+          const unsigned int v7844 = v7841 ? v7840 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7845 = v7844 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7846 = v7844 / v6;
+          const unsigned int v7847 = v32 + v7846;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7848 = block_table[v7847];
+          const unsigned int v7850 = v7848 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7851 = v7850 + v30;
+          const unsigned int v7852 = v7851 * v6;
+          const unsigned int v7853 = v7852 + v7845;
+          const unsigned int v7854 = v7853 << 8u;
+          const unsigned int v7855 = v7854 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7863 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7864 = v7722 + v7863;
+          const unsigned int v7865 = v7864 + v174;
+          const unsigned int v7866 = v7865 + v172;
+          iron_copy_async<16>(shm1 + (v7866 ^ (((v7866 >> 6u) & 7u) << 3u)), k_pages + v7855, v7841);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7876 = v7104 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7877 = v7876 < v35;
+          const unsigned int v7880 = v7877 ? v7876 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7881 = v7880 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7882 = v7880 / v6;
+          const unsigned int v7883 = v32 + v7882;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7884 = block_table[v7883];
+          const unsigned int v7886 = v7884 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7887 = v7886 + v30;
+          const unsigned int v7888 = v7887 * v6;
+          const unsigned int v7889 = v7888 + v7881;
+          const unsigned int v7890 = v7889 << 8u;
+          const unsigned int v7891 = v7890 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7899 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7900 = v7722 + v7899;
+          const unsigned int v7901 = v7900 + v205;
+          const unsigned int v7902 = v7901 + v203;
+          iron_copy_async<16>(shm1 + (v7902 ^ (((v7902 >> 6u) & 7u) << 3u)), k_pages + v7891, v7877);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7912 = v7104 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7913 = v7912 < v35;
+          const unsigned int v7916 = v7913 ? v7912 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7917 = v7916 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7918 = v7916 / v6;
+          const unsigned int v7919 = v32 + v7918;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7920 = block_table[v7919];
+          const unsigned int v7922 = v7920 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7923 = v7922 + v30;
+          const unsigned int v7924 = v7923 * v6;
+          const unsigned int v7925 = v7924 + v7917;
+          const unsigned int v7926 = v7925 << 8u;
+          const unsigned int v7927 = v7926 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7935 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7936 = v7722 + v7935;
+          const unsigned int v7937 = v7936 + v236;
+          const unsigned int v7938 = v7937 + v234;
+          iron_copy_async<16>(shm1 + (v7938 ^ (((v7938 >> 6u) & 7u) << 3u)), k_pages + v7927, v7913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7948 = v7104 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7949 = v7948 < v35;
+          const unsigned int v7952 = v7949 ? v7948 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7953 = v7952 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7954 = v7952 / v6;
+          const unsigned int v7955 = v32 + v7954;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7956 = block_table[v7955];
+          const unsigned int v7958 = v7956 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7959 = v7958 + v30;
+          const unsigned int v7960 = v7959 * v6;
+          const unsigned int v7961 = v7960 + v7953;
+          const unsigned int v7962 = v7961 << 8u;
+          const unsigned int v7963 = v7962 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7971 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7972 = v7722 + v7971;
+          const unsigned int v7973 = v7972 + v267;
+          const unsigned int v7974 = v7973 + v265;
+          iron_copy_async<16>(shm1 + (v7974 ^ (((v7974 >> 6u) & 7u) << 3u)), k_pages + v7963, v7949);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7984 = v7104 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7985 = v7984 < v35;
+          const unsigned int v7988 = v7985 ? v7984 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7989 = v7988 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7990 = v7988 / v6;
+          const unsigned int v7991 = v32 + v7990;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7992 = block_table[v7991];
+          const unsigned int v7994 = v7992 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7995 = v7994 + v30;
+          const unsigned int v7996 = v7995 * v6;
+          const unsigned int v7997 = v7996 + v7989;
+          const unsigned int v7998 = v7997 << 8u;
+          const unsigned int v7999 = v7998 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8007 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8008 = v7722 + v8007;
+          const unsigned int v8009 = v8008 + v298;
+          const unsigned int v8010 = v8009 + v296;
+          iron_copy_async<16>(shm1 + (v8010 ^ (((v8010 >> 6u) & 7u) << 3u)), k_pages + v7999, v7985);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8030 = block_table[v7739];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8032 = v8030 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8033 = v8032 + v30;
+          const unsigned int v8034 = v8033 * v6;
+          const unsigned int v8035 = v8034 + v7737;
+          const unsigned int v8036 = v8035 << 8u;
+          const unsigned int v8037 = v8036 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7758 ^ (((v7758 >> 6u) & 7u) << 3u)), v_pages + v8037, v7733);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8066 = block_table[v7775];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8068 = v8066 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8069 = v8068 + v30;
+          const unsigned int v8070 = v8069 * v6;
+          const unsigned int v8071 = v8070 + v7773;
+          const unsigned int v8072 = v8071 << 8u;
+          const unsigned int v8073 = v8072 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7794 ^ (((v7794 >> 6u) & 7u) << 3u)), v_pages + v8073, v7769);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8102 = block_table[v7811];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8104 = v8102 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8105 = v8104 + v30;
+          const unsigned int v8106 = v8105 * v6;
+          const unsigned int v8107 = v8106 + v7809;
+          const unsigned int v8108 = v8107 << 8u;
+          const unsigned int v8109 = v8108 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7830 ^ (((v7830 >> 6u) & 7u) << 3u)), v_pages + v8109, v7805);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8138 = block_table[v7847];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8140 = v8138 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8141 = v8140 + v30;
+          const unsigned int v8142 = v8141 * v6;
+          const unsigned int v8143 = v8142 + v7845;
+          const unsigned int v8144 = v8143 << 8u;
+          const unsigned int v8145 = v8144 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7866 ^ (((v7866 >> 6u) & 7u) << 3u)), v_pages + v8145, v7841);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8174 = block_table[v7883];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8176 = v8174 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8177 = v8176 + v30;
+          const unsigned int v8178 = v8177 * v6;
+          const unsigned int v8179 = v8178 + v7881;
+          const unsigned int v8180 = v8179 << 8u;
+          const unsigned int v8181 = v8180 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7902 ^ (((v7902 >> 6u) & 7u) << 3u)), v_pages + v8181, v7877);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8210 = block_table[v7919];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8212 = v8210 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8213 = v8212 + v30;
+          const unsigned int v8214 = v8213 * v6;
+          const unsigned int v8215 = v8214 + v7917;
+          const unsigned int v8216 = v8215 << 8u;
+          const unsigned int v8217 = v8216 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7938 ^ (((v7938 >> 6u) & 7u) << 3u)), v_pages + v8217, v7913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8246 = block_table[v7955];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8248 = v8246 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8249 = v8248 + v30;
+          const unsigned int v8250 = v8249 * v6;
+          const unsigned int v8251 = v8250 + v7953;
+          const unsigned int v8252 = v8251 << 8u;
+          const unsigned int v8253 = v8252 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7974 ^ (((v7974 >> 6u) & 7u) << 3u)), v_pages + v8253, v7949);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8282 = block_table[v7991];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8284 = v8282 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8285 = v8284 + v30;
+          const unsigned int v8286 = v8285 * v6;
+          const unsigned int v8287 = v8286 + v7989;
+          const unsigned int v8288 = v8287 << 8u;
+          const unsigned int v8289 = v8288 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8010 ^ (((v8010 >> 6u) & 7u) << 3u)), v_pages + v8289, v7985);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v8508;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v8508, 0.0f);
-      const unsigned int v8512 = v7307 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10617;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10617, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10617, shm0, v10610, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10619;
-      iron_frag_fill(v10619, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10619, shm1, v8512, 64u);
-      iron_frag_mma_sync(v8508, v10617, v10619);
-      const unsigned int v10624 = v8512 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10626;
-      iron_frag_fill(v10626, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10626, shm0, v10621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10628;
-      iron_frag_fill(v10628, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10628, shm1, v10624, 64u);
-      iron_frag_mma_sync(v8508, v10626, v10628);
-      const unsigned int v10633 = v8512 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10635;
-      iron_frag_fill(v10635, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10635, shm0, v10630, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10637;
-      iron_frag_fill(v10637, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10637, shm1, v10633, 64u);
-      iron_frag_mma_sync(v8508, v10635, v10637);
-      const unsigned int v10642 = v8512 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10644;
-      iron_frag_fill(v10644, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10644, shm0, v10639, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10646;
-      iron_frag_fill(v10646, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10646, shm1, v10642, 64u);
-      iron_frag_mma_sync(v8508, v10644, v10646);
-      const unsigned int v8525 = v8512 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10662;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10662, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10662, shm0, v10655, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10664;
-      iron_frag_fill(v10664, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10664, shm1, v8525, 64u);
-      iron_frag_mma_sync(v8508, v10662, v10664);
-      const unsigned int v10669 = v8525 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10671;
-      iron_frag_fill(v10671, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10671, shm0, v10666, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10673;
-      iron_frag_fill(v10673, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10673, shm1, v10669, 64u);
-      iron_frag_mma_sync(v8508, v10671, v10673);
-      const unsigned int v10678 = v8525 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10680;
-      iron_frag_fill(v10680, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10680, shm0, v10675, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10682;
-      iron_frag_fill(v10682, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10682, shm1, v10678, 64u);
-      iron_frag_mma_sync(v8508, v10680, v10682);
-      const unsigned int v10687 = v8525 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10689;
-      iron_frag_fill(v10689, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10689, shm0, v10684, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10691;
-      iron_frag_fill(v10691, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10691, shm1, v10687, 64u);
-      iron_frag_mma_sync(v8508, v10689, v10691);
-      const unsigned int v8537 = v8512 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10707;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10707, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10707, shm0, v10700, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10709;
-      iron_frag_fill(v10709, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10709, shm1, v8537, 64u);
-      iron_frag_mma_sync(v8508, v10707, v10709);
-      const unsigned int v10714 = v8537 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10716;
-      iron_frag_fill(v10716, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10716, shm0, v10711, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10718;
-      iron_frag_fill(v10718, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10718, shm1, v10714, 64u);
-      iron_frag_mma_sync(v8508, v10716, v10718);
-      const unsigned int v10723 = v8537 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10725;
-      iron_frag_fill(v10725, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10725, shm0, v10720, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10727;
-      iron_frag_fill(v10727, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10727, shm1, v10723, 64u);
-      iron_frag_mma_sync(v8508, v10725, v10727);
-      const unsigned int v10732 = v8537 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10734;
-      iron_frag_fill(v10734, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10734, shm0, v10729, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10736;
-      iron_frag_fill(v10736, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10736, shm1, v10732, 64u);
-      iron_frag_mma_sync(v8508, v10734, v10736);
-      const unsigned int v8549 = v8512 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10752;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10752, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10752, shm0, v10745, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10754;
-      iron_frag_fill(v10754, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10754, shm1, v8549, 64u);
-      iron_frag_mma_sync(v8508, v10752, v10754);
-      const unsigned int v10759 = v8549 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10761;
-      iron_frag_fill(v10761, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10761, shm0, v10756, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10763;
-      iron_frag_fill(v10763, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10763, shm1, v10759, 64u);
-      iron_frag_mma_sync(v8508, v10761, v10763);
-      const unsigned int v10768 = v8549 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10770;
-      iron_frag_fill(v10770, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10770, shm0, v10765, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10772;
-      iron_frag_fill(v10772, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10772, shm1, v10768, 64u);
-      iron_frag_mma_sync(v8508, v10770, v10772);
-      const unsigned int v10777 = v8549 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10779;
-      iron_frag_fill(v10779, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10779, shm0, v10774, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10781;
-      iron_frag_fill(v10781, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10781, shm1, v10777, 64u);
-      iron_frag_mma_sync(v8508, v10779, v10781);
-      const bool v8559 = v7310 <= v35;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v8567 = v7310 + v20;
-      const bool v8568 = v8567 <= v568;
-      const bool v8569 = v564 || v8568;
-      const bool v8570 = v8559 && v8569;
-      const unsigned int v8573 = v7303 + v9;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v8574 = v8573 + v20;
-      const bool v8576 = v557 <= v8574;
-      const bool v8577 = v8572 || v8576;
-      const bool v8578 = v8570 && v8577;  // kernels/sdpa/flash_tile.hpp:146
-      if (v8578) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v8581 = v8508.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v8582 = v8581 * v583;
-        v8508.x[0] = v8582;
-        const float v8585 = v8508.x[1];
-        const float v8586 = v8585 * v583;
-        v8508.x[1] = v8586;
-        const float v8589 = v8508.x[2];
-        const float v8590 = v8589 * v583;
-        v8508.x[2] = v8590;
-        const float v8593 = v8508.x[3];
-        const float v8594 = v8593 * v583;
-        v8508.x[3] = v8594;
-        const float v8597 = v8508.x[4];
-        const float v8598 = v8597 * v583;
-        v8508.x[4] = v8598;
-        const float v8601 = v8508.x[5];
-        const float v8602 = v8601 * v583;
-        v8508.x[5] = v8602;
-        const float v8605 = v8508.x[6];
-        const float v8606 = v8605 * v583;
-        v8508.x[6] = v8606;
-        const float v8609 = v8508.x[7];
-        const float v8610 = v8609 * v583;
-        v8508.x[7] = v8610;
-        const float v8613 = v8508.x[8];
-        const float v8614 = v8613 * v583;
-        v8508.x[8] = v8614;
-        const float v8617 = v8508.x[9];
-        const float v8618 = v8617 * v583;
-        v8508.x[9] = v8618;
-        const float v8621 = v8508.x[10];
-        const float v8622 = v8621 * v583;
-        v8508.x[10] = v8622;
-        const float v8625 = v8508.x[11];
-        const float v8626 = v8625 * v583;
-        v8508.x[11] = v8626;
-        const float v8629 = v8508.x[12];
-        const float v8630 = v8629 * v583;
-        v8508.x[12] = v8630;
-        const float v8633 = v8508.x[13];
-        const float v8634 = v8633 * v583;
-        v8508.x[13] = v8634;
-        const float v8637 = v8508.x[14];
-        const float v8638 = v8637 * v583;
-        v8508.x[14] = v8638;
-        const float v8641 = v8508.x[15];
-        const float v8642 = v8641 * v583;
-        v8508.x[15] = v8642;
-        const float v8645 = v8508.x[16];
-        const float v8646 = v8645 * v583;
-        v8508.x[16] = v8646;
-        const float v8649 = v8508.x[17];
-        const float v8650 = v8649 * v583;
-        v8508.x[17] = v8650;
-        const float v8653 = v8508.x[18];
-        const float v8654 = v8653 * v583;
-        v8508.x[18] = v8654;
-        const float v8657 = v8508.x[19];
-        const float v8658 = v8657 * v583;
-        v8508.x[19] = v8658;
-        const float v8661 = v8508.x[20];
-        const float v8662 = v8661 * v583;
-        v8508.x[20] = v8662;
-        const float v8665 = v8508.x[21];
-        const float v8666 = v8665 * v583;
-        v8508.x[21] = v8666;
-        const float v8669 = v8508.x[22];
-        const float v8670 = v8669 * v583;
-        v8508.x[22] = v8670;
-        const float v8673 = v8508.x[23];
-        const float v8674 = v8673 * v583;
-        v8508.x[23] = v8674;
-        const float v8677 = v8508.x[24];
-        const float v8678 = v8677 * v583;
-        v8508.x[24] = v8678;
-        const float v8681 = v8508.x[25];
-        const float v8682 = v8681 * v583;
-        v8508.x[25] = v8682;
-        const float v8685 = v8508.x[26];
-        const float v8686 = v8685 * v583;
-        v8508.x[26] = v8686;
-        const float v8689 = v8508.x[27];
-        const float v8690 = v8689 * v583;
-        v8508.x[27] = v8690;
-        const float v8693 = v8508.x[28];
-        const float v8694 = v8693 * v583;
-        v8508.x[28] = v8694;
-        const float v8697 = v8508.x[29];
-        const float v8698 = v8697 * v583;
-        v8508.x[29] = v8698;
-        const float v8701 = v8508.x[30];
-        const float v8702 = v8701 * v583;
-        v8508.x[30] = v8702;
-        const float v8705 = v8508.x[31];
-        const float v8706 = v8705 * v583;
-        v8508.x[31] = v8706;
+      iron_frag<float, 2, 16, 64> v8302;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v8302, 0.0f);
+      const unsigned int v8306 = v7101 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10205;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10205, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10205, shm0, v10198, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10207;
+      iron_frag_fill(v10207, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10207, shm1, v8306, 64u);
+      iron_frag_mma_sync(v8302, v10205, v10207);
+      const unsigned int v10212 = v8306 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10214;
+      iron_frag_fill(v10214, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10214, shm0, v10209, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10216;
+      iron_frag_fill(v10216, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10216, shm1, v10212, 64u);
+      iron_frag_mma_sync(v8302, v10214, v10216);
+      const unsigned int v10221 = v8306 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10223;
+      iron_frag_fill(v10223, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10223, shm0, v10218, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10225;
+      iron_frag_fill(v10225, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10225, shm1, v10221, 64u);
+      iron_frag_mma_sync(v8302, v10223, v10225);
+      const unsigned int v10230 = v8306 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10232;
+      iron_frag_fill(v10232, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10232, shm0, v10227, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10234;
+      iron_frag_fill(v10234, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10234, shm1, v10230, 64u);
+      iron_frag_mma_sync(v8302, v10232, v10234);
+      const unsigned int v8319 = v8306 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10250;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10250, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10250, shm0, v10243, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10252;
+      iron_frag_fill(v10252, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10252, shm1, v8319, 64u);
+      iron_frag_mma_sync(v8302, v10250, v10252);
+      const unsigned int v10257 = v8319 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10259;
+      iron_frag_fill(v10259, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10259, shm0, v10254, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10261;
+      iron_frag_fill(v10261, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10261, shm1, v10257, 64u);
+      iron_frag_mma_sync(v8302, v10259, v10261);
+      const unsigned int v10266 = v8319 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10268;
+      iron_frag_fill(v10268, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10268, shm0, v10263, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10270;
+      iron_frag_fill(v10270, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10270, shm1, v10266, 64u);
+      iron_frag_mma_sync(v8302, v10268, v10270);
+      const unsigned int v10275 = v8319 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10277;
+      iron_frag_fill(v10277, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10277, shm0, v10272, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10279;
+      iron_frag_fill(v10279, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10279, shm1, v10275, 64u);
+      iron_frag_mma_sync(v8302, v10277, v10279);
+      const unsigned int v8331 = v8306 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10295;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10295, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10295, shm0, v10288, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10297;
+      iron_frag_fill(v10297, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10297, shm1, v8331, 64u);
+      iron_frag_mma_sync(v8302, v10295, v10297);
+      const unsigned int v10302 = v8331 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10304;
+      iron_frag_fill(v10304, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10304, shm0, v10299, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10306;
+      iron_frag_fill(v10306, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10306, shm1, v10302, 64u);
+      iron_frag_mma_sync(v8302, v10304, v10306);
+      const unsigned int v10311 = v8331 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10313;
+      iron_frag_fill(v10313, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10313, shm0, v10308, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10315;
+      iron_frag_fill(v10315, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10315, shm1, v10311, 64u);
+      iron_frag_mma_sync(v8302, v10313, v10315);
+      const unsigned int v10320 = v8331 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10322;
+      iron_frag_fill(v10322, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10322, shm0, v10317, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10324;
+      iron_frag_fill(v10324, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10324, shm1, v10320, 64u);
+      iron_frag_mma_sync(v8302, v10322, v10324);
+      const unsigned int v8343 = v8306 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10340;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10340, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10340, shm0, v10333, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10342;
+      iron_frag_fill(v10342, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10342, shm1, v8343, 64u);
+      iron_frag_mma_sync(v8302, v10340, v10342);
+      const unsigned int v10347 = v8343 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10349;
+      iron_frag_fill(v10349, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10349, shm0, v10344, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10351;
+      iron_frag_fill(v10351, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10351, shm1, v10347, 64u);
+      iron_frag_mma_sync(v8302, v10349, v10351);
+      const unsigned int v10356 = v8343 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10358;
+      iron_frag_fill(v10358, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10358, shm0, v10353, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10360;
+      iron_frag_fill(v10360, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10360, shm1, v10356, 64u);
+      iron_frag_mma_sync(v8302, v10358, v10360);
+      const unsigned int v10365 = v8343 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10367;
+      iron_frag_fill(v10367, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10367, shm0, v10362, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10369;
+      iron_frag_fill(v10369, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10369, shm1, v10365, 64u);
+      iron_frag_mma_sync(v8302, v10367, v10369);
+      const bool v8353 = v7104 <= v35;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v8361 = v7104 + v20;
+      const bool v8362 = v8361 <= v568;
+      const bool v8363 = v564 || v8362;
+      const bool v8364 = v8353 && v8363;
+      const unsigned int v8367 = v7097 + v9;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v8368 = v8367 + v20;
+      const bool v8370 = v557 <= v8368;
+      const bool v8371 = v8366 || v8370;
+      const bool v8372 = v8364 && v8371;  // kernels/sdpa/flash_tile.hpp:159
+      if (v8372) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v8375 = v8302.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v8376 = v8375 * v583;
+        v8302.x[0] = v8376;
+        const float v8379 = v8302.x[1];
+        const float v8380 = v8379 * v583;
+        v8302.x[1] = v8380;
+        const float v8383 = v8302.x[2];
+        const float v8384 = v8383 * v583;
+        v8302.x[2] = v8384;
+        const float v8387 = v8302.x[3];
+        const float v8388 = v8387 * v583;
+        v8302.x[3] = v8388;
+        const float v8391 = v8302.x[4];
+        const float v8392 = v8391 * v583;
+        v8302.x[4] = v8392;
+        const float v8395 = v8302.x[5];
+        const float v8396 = v8395 * v583;
+        v8302.x[5] = v8396;
+        const float v8399 = v8302.x[6];
+        const float v8400 = v8399 * v583;
+        v8302.x[6] = v8400;
+        const float v8403 = v8302.x[7];
+        const float v8404 = v8403 * v583;
+        v8302.x[7] = v8404;
+        const float v8407 = v8302.x[8];
+        const float v8408 = v8407 * v583;
+        v8302.x[8] = v8408;
+        const float v8411 = v8302.x[9];
+        const float v8412 = v8411 * v583;
+        v8302.x[9] = v8412;
+        const float v8415 = v8302.x[10];
+        const float v8416 = v8415 * v583;
+        v8302.x[10] = v8416;
+        const float v8419 = v8302.x[11];
+        const float v8420 = v8419 * v583;
+        v8302.x[11] = v8420;
+        const float v8423 = v8302.x[12];
+        const float v8424 = v8423 * v583;
+        v8302.x[12] = v8424;
+        const float v8427 = v8302.x[13];
+        const float v8428 = v8427 * v583;
+        v8302.x[13] = v8428;
+        const float v8431 = v8302.x[14];
+        const float v8432 = v8431 * v583;
+        v8302.x[14] = v8432;
+        const float v8435 = v8302.x[15];
+        const float v8436 = v8435 * v583;
+        v8302.x[15] = v8436;
+        const float v8439 = v8302.x[16];
+        const float v8440 = v8439 * v583;
+        v8302.x[16] = v8440;
+        const float v8443 = v8302.x[17];
+        const float v8444 = v8443 * v583;
+        v8302.x[17] = v8444;
+        const float v8447 = v8302.x[18];
+        const float v8448 = v8447 * v583;
+        v8302.x[18] = v8448;
+        const float v8451 = v8302.x[19];
+        const float v8452 = v8451 * v583;
+        v8302.x[19] = v8452;
+        const float v8455 = v8302.x[20];
+        const float v8456 = v8455 * v583;
+        v8302.x[20] = v8456;
+        const float v8459 = v8302.x[21];
+        const float v8460 = v8459 * v583;
+        v8302.x[21] = v8460;
+        const float v8463 = v8302.x[22];
+        const float v8464 = v8463 * v583;
+        v8302.x[22] = v8464;
+        const float v8467 = v8302.x[23];
+        const float v8468 = v8467 * v583;
+        v8302.x[23] = v8468;
+        const float v8471 = v8302.x[24];
+        const float v8472 = v8471 * v583;
+        v8302.x[24] = v8472;
+        const float v8475 = v8302.x[25];
+        const float v8476 = v8475 * v583;
+        v8302.x[25] = v8476;
+        const float v8479 = v8302.x[26];
+        const float v8480 = v8479 * v583;
+        v8302.x[26] = v8480;
+        const float v8483 = v8302.x[27];
+        const float v8484 = v8483 * v583;
+        v8302.x[27] = v8484;
+        const float v8487 = v8302.x[28];
+        const float v8488 = v8487 * v583;
+        v8302.x[28] = v8488;
+        const float v8491 = v8302.x[29];
+        const float v8492 = v8491 * v583;
+        v8302.x[29] = v8492;
+        const float v8495 = v8302.x[30];
+        const float v8496 = v8495 * v583;
+        v8302.x[30] = v8496;
+        const float v8499 = v8302.x[31];
+        const float v8500 = v8499 * v583;
+        v8302.x[31] = v8500;
       } else {
-        const unsigned int v8707 = static_cast<unsigned int>(v8508.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8708 = static_cast<unsigned int>(v8508.row(0, iron_linear_thread() & 31u));
-        const float v8709 = v8508.x[0];
-        const unsigned int v8710 = v56 + v8708;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8711 = v7303 + v8707;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8712 = v8711 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8715 = v8710 + v35;
-        const unsigned int v8716 = v8711 + v20;
-        const bool v8717 = v8716 <= v8715;
-        const bool v8718 = v564 || v8717;
-        const bool v8719 = v8712 && v8718;
-        const unsigned int v8722 = v8711 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8723 = v8722 + v20;
-        const bool v8725 = v8715 < v8723;
-        const bool v8726 = v8572 || v8725;
-        const bool v8727 = v8719 && v8726;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8729 = v8709 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8730 = v8727 ? v8729 : __uint_as_float(0xff800000u);
-        v8508.x[0] = v8730;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8731 = static_cast<unsigned int>(v8508.col(1, iron_linear_thread() & 31u));
-        const unsigned int v8732 = static_cast<unsigned int>(v8508.row(1, iron_linear_thread() & 31u));
-        const float v8733 = v8508.x[1];
-        const unsigned int v8734 = v56 + v8732;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8735 = v7303 + v8731;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8736 = v8735 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8739 = v8734 + v35;
-        const unsigned int v8740 = v8735 + v20;
-        const bool v8741 = v8740 <= v8739;
-        const bool v8742 = v564 || v8741;
-        const bool v8743 = v8736 && v8742;
-        const unsigned int v8746 = v8735 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8747 = v8746 + v20;
-        const bool v8749 = v8739 < v8747;
-        const bool v8750 = v8572 || v8749;
-        const bool v8751 = v8743 && v8750;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8753 = v8733 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8754 = v8751 ? v8753 : __uint_as_float(0xff800000u);
-        v8508.x[1] = v8754;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8755 = static_cast<unsigned int>(v8508.col(2, iron_linear_thread() & 31u));
-        const unsigned int v8756 = static_cast<unsigned int>(v8508.row(2, iron_linear_thread() & 31u));
-        const float v8757 = v8508.x[2];
-        const unsigned int v8758 = v56 + v8756;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8759 = v7303 + v8755;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8760 = v8759 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8763 = v8758 + v35;
-        const unsigned int v8764 = v8759 + v20;
-        const bool v8765 = v8764 <= v8763;
-        const bool v8766 = v564 || v8765;
-        const bool v8767 = v8760 && v8766;
-        const unsigned int v8770 = v8759 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8771 = v8770 + v20;
-        const bool v8773 = v8763 < v8771;
-        const bool v8774 = v8572 || v8773;
-        const bool v8775 = v8767 && v8774;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8777 = v8757 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v8502;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v8502, 0.0f);
+        iron_frag<float, 2, 16, 8> v8504;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v8504, 0.0f);
+        const unsigned int v8506 = static_cast<unsigned int>(v8502.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8508 = v56 + v8506;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8510 = v8508 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8511 = v8510 + 1u;
+        const unsigned int v8513 = v8511 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8522 = v8513 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8526 = v8511 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8527 = v577 && v8526;
+        const unsigned int v8528 = v8527 ? v8522 : v42;
+        const unsigned int v8531 = v8528 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8532 = min(v8531, 64u);
+        const bool v8533 = v8528 > v7097;
+        const unsigned int v8534 = v8533 ? v8532 : v42;
+        const float v8535 = __uint_as_float(v8534);
+        v8502.x[0] = v8535;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8537 = static_cast<unsigned int>(v8502.row(1, iron_linear_thread() & 31u));
+        const unsigned int v8539 = v56 + v8537;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8541 = v8539 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8542 = v8541 + 1u;
+        const unsigned int v8544 = v8542 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8553 = v8544 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8557 = v8542 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8558 = v577 && v8557;
+        const unsigned int v8559 = v8558 ? v8553 : v42;
+        const unsigned int v8562 = v8559 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8563 = min(v8562, 64u);
+        const bool v8564 = v8559 > v7097;
+        const unsigned int v8565 = v8564 ? v8563 : v42;
+        const float v8566 = __uint_as_float(v8565);
+        v8502.x[1] = v8566;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8568 = static_cast<unsigned int>(v8502.row(2, iron_linear_thread() & 31u));
+        const unsigned int v8570 = v56 + v8568;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8572 = v8570 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8573 = v8572 + 1u;
+        const unsigned int v8575 = v8573 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8584 = v8575 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8588 = v8573 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8589 = v577 && v8588;
+        const unsigned int v8590 = v8589 ? v8584 : v42;
+        const unsigned int v8593 = v8590 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8594 = min(v8593, 64u);
+        const bool v8595 = v8590 > v7097;
+        const unsigned int v8596 = v8595 ? v8594 : v42;
+        const float v8597 = __uint_as_float(v8596);
+        v8502.x[2] = v8597;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8599 = static_cast<unsigned int>(v8502.row(3, iron_linear_thread() & 31u));
+        const unsigned int v8601 = v56 + v8599;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8603 = v8601 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8604 = v8603 + 1u;
+        const unsigned int v8606 = v8604 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8615 = v8606 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8619 = v8604 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8620 = v577 && v8619;
+        const unsigned int v8621 = v8620 ? v8615 : v42;
+        const unsigned int v8624 = v8621 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8625 = min(v8624, 64u);
+        const bool v8626 = v8621 > v7097;
+        const unsigned int v8627 = v8626 ? v8625 : v42;
+        const float v8628 = __uint_as_float(v8627);
+        v8502.x[3] = v8628;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8630 = static_cast<unsigned int>(v8504.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8632 = v56 + v8630;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8634 = v8632 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8635 = v8634 + 1u;
+        const unsigned int v8637 = v8635 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8638 = min(v35, v8637);
+        const bool v8639 = v8635 > v20;
+        const unsigned int v8640 = v8639 ? v8638 : v42;
+        const unsigned int v8643 = v564 ? v35 : v8640;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8655 = v8643 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8656 = min(v8655, 64u);
+        const bool v8657 = v8643 > v7097;
+        const unsigned int v8658 = v8657 ? v8656 : v42;
+        const float v8659 = __uint_as_float(v8658);
+        v8504.x[0] = v8659;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8661 = static_cast<unsigned int>(v8504.row(1, iron_linear_thread() & 31u));
+        const unsigned int v8663 = v56 + v8661;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8665 = v8663 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8666 = v8665 + 1u;
+        const unsigned int v8668 = v8666 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8669 = min(v35, v8668);
+        const bool v8670 = v8666 > v20;
+        const unsigned int v8671 = v8670 ? v8669 : v42;
+        const unsigned int v8674 = v564 ? v35 : v8671;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8686 = v8674 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8687 = min(v8686, 64u);
+        const bool v8688 = v8674 > v7097;
+        const unsigned int v8689 = v8688 ? v8687 : v42;
+        const float v8690 = __uint_as_float(v8689);
+        v8504.x[1] = v8690;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8692 = static_cast<unsigned int>(v8504.row(2, iron_linear_thread() & 31u));
+        const unsigned int v8694 = v56 + v8692;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8696 = v8694 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8697 = v8696 + 1u;
+        const unsigned int v8699 = v8697 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8700 = min(v35, v8699);
+        const bool v8701 = v8697 > v20;
+        const unsigned int v8702 = v8701 ? v8700 : v42;
+        const unsigned int v8705 = v564 ? v35 : v8702;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8717 = v8705 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8718 = min(v8717, 64u);
+        const bool v8719 = v8705 > v7097;
+        const unsigned int v8720 = v8719 ? v8718 : v42;
+        const float v8721 = __uint_as_float(v8720);
+        v8504.x[2] = v8721;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8723 = static_cast<unsigned int>(v8504.row(3, iron_linear_thread() & 31u));
+        const unsigned int v8725 = v56 + v8723;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8727 = v8725 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8728 = v8727 + 1u;
+        const unsigned int v8730 = v8728 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8731 = min(v35, v8730);
+        const bool v8732 = v8728 > v20;
+        const unsigned int v8733 = v8732 ? v8731 : v42;
+        const unsigned int v8736 = v564 ? v35 : v8733;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8748 = v8736 - v7097;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8749 = min(v8748, 64u);
+        const bool v8750 = v8736 > v7097;
+        const unsigned int v8751 = v8750 ? v8749 : v42;
+        const float v8752 = __uint_as_float(v8751);
+        v8504.x[3] = v8752;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8753 = static_cast<unsigned int>(v8302.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v8755 = v8302.x[0];
+        const float v8756 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8757 = __float_as_uint(v8756);
+        const bool v8758 = v8753 >= v8757;
+        const float v8759 = v8504.x[0];
+        const unsigned int v8760 = __float_as_uint(v8759);
+        const bool v8761 = v8753 < v8760;
+        const bool v8762 = v8758 && v8761;
+        const float v8764 = v8755 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8765 = v8762 ? v8764 : __uint_as_float(0xff800000u);
+        v8302.x[0] = v8765;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8766 = static_cast<unsigned int>(v8302.col(1, iron_linear_thread() & 31u));
+        const float v8768 = v8302.x[1];
+        const float v8769 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8770 = __float_as_uint(v8769);
+        const bool v8771 = v8766 >= v8770;
+        const float v8772 = v8504.x[0];
+        const unsigned int v8773 = __float_as_uint(v8772);
+        const bool v8774 = v8766 < v8773;
+        const bool v8775 = v8771 && v8774;
+        const float v8777 = v8768 * v583;  // kernels/sdpa/flash_tile.hpp:181
         const float v8778 = v8775 ? v8777 : __uint_as_float(0xff800000u);
-        v8508.x[2] = v8778;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8779 = static_cast<unsigned int>(v8508.col(3, iron_linear_thread() & 31u));
-        const unsigned int v8780 = static_cast<unsigned int>(v8508.row(3, iron_linear_thread() & 31u));
-        const float v8781 = v8508.x[3];
-        const unsigned int v8782 = v56 + v8780;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8783 = v7303 + v8779;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8784 = v8783 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8787 = v8782 + v35;
-        const unsigned int v8788 = v8783 + v20;
-        const bool v8789 = v8788 <= v8787;
-        const bool v8790 = v564 || v8789;
-        const bool v8791 = v8784 && v8790;
-        const unsigned int v8794 = v8783 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8795 = v8794 + v20;
-        const bool v8797 = v8787 < v8795;
-        const bool v8798 = v8572 || v8797;
-        const bool v8799 = v8791 && v8798;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8801 = v8781 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8802 = v8799 ? v8801 : __uint_as_float(0xff800000u);
-        v8508.x[3] = v8802;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8803 = static_cast<unsigned int>(v8508.col(4, iron_linear_thread() & 31u));
-        const unsigned int v8804 = static_cast<unsigned int>(v8508.row(4, iron_linear_thread() & 31u));
-        const float v8805 = v8508.x[4];
-        const unsigned int v8806 = v56 + v8804;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8807 = v7303 + v8803;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8808 = v8807 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8811 = v8806 + v35;
-        const unsigned int v8812 = v8807 + v20;
-        const bool v8813 = v8812 <= v8811;
-        const bool v8814 = v564 || v8813;
-        const bool v8815 = v8808 && v8814;
-        const unsigned int v8818 = v8807 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8819 = v8818 + v20;
-        const bool v8821 = v8811 < v8819;
-        const bool v8822 = v8572 || v8821;
-        const bool v8823 = v8815 && v8822;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8825 = v8805 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8826 = v8823 ? v8825 : __uint_as_float(0xff800000u);
-        v8508.x[4] = v8826;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8827 = static_cast<unsigned int>(v8508.col(5, iron_linear_thread() & 31u));
-        const unsigned int v8828 = static_cast<unsigned int>(v8508.row(5, iron_linear_thread() & 31u));
-        const float v8829 = v8508.x[5];
-        const unsigned int v8830 = v56 + v8828;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8831 = v7303 + v8827;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8832 = v8831 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8835 = v8830 + v35;
-        const unsigned int v8836 = v8831 + v20;
-        const bool v8837 = v8836 <= v8835;
-        const bool v8838 = v564 || v8837;
-        const bool v8839 = v8832 && v8838;
-        const unsigned int v8842 = v8831 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8843 = v8842 + v20;
-        const bool v8845 = v8835 < v8843;
-        const bool v8846 = v8572 || v8845;
-        const bool v8847 = v8839 && v8846;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8849 = v8829 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8850 = v8847 ? v8849 : __uint_as_float(0xff800000u);
-        v8508.x[5] = v8850;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8851 = static_cast<unsigned int>(v8508.col(6, iron_linear_thread() & 31u));
-        const unsigned int v8852 = static_cast<unsigned int>(v8508.row(6, iron_linear_thread() & 31u));
-        const float v8853 = v8508.x[6];
-        const unsigned int v8854 = v56 + v8852;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8855 = v7303 + v8851;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8856 = v8855 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8859 = v8854 + v35;
-        const unsigned int v8860 = v8855 + v20;
-        const bool v8861 = v8860 <= v8859;
-        const bool v8862 = v564 || v8861;
-        const bool v8863 = v8856 && v8862;
-        const unsigned int v8866 = v8855 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8867 = v8866 + v20;
-        const bool v8869 = v8859 < v8867;
-        const bool v8870 = v8572 || v8869;
-        const bool v8871 = v8863 && v8870;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8873 = v8853 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8874 = v8871 ? v8873 : __uint_as_float(0xff800000u);
-        v8508.x[6] = v8874;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8875 = static_cast<unsigned int>(v8508.col(7, iron_linear_thread() & 31u));
-        const unsigned int v8876 = static_cast<unsigned int>(v8508.row(7, iron_linear_thread() & 31u));
-        const float v8877 = v8508.x[7];
-        const unsigned int v8878 = v56 + v8876;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8879 = v7303 + v8875;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8880 = v8879 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8883 = v8878 + v35;
-        const unsigned int v8884 = v8879 + v20;
-        const bool v8885 = v8884 <= v8883;
-        const bool v8886 = v564 || v8885;
-        const bool v8887 = v8880 && v8886;
-        const unsigned int v8890 = v8879 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8891 = v8890 + v20;
-        const bool v8893 = v8883 < v8891;
-        const bool v8894 = v8572 || v8893;
-        const bool v8895 = v8887 && v8894;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8897 = v8877 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8898 = v8895 ? v8897 : __uint_as_float(0xff800000u);
-        v8508.x[7] = v8898;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8899 = static_cast<unsigned int>(v8508.col(8, iron_linear_thread() & 31u));
-        const unsigned int v8900 = static_cast<unsigned int>(v8508.row(8, iron_linear_thread() & 31u));
-        const float v8901 = v8508.x[8];
-        const unsigned int v8902 = v56 + v8900;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8903 = v7303 + v8899;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8904 = v8903 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8907 = v8902 + v35;
-        const unsigned int v8908 = v8903 + v20;
-        const bool v8909 = v8908 <= v8907;
-        const bool v8910 = v564 || v8909;
-        const bool v8911 = v8904 && v8910;
-        const unsigned int v8914 = v8903 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8915 = v8914 + v20;
-        const bool v8917 = v8907 < v8915;
-        const bool v8918 = v8572 || v8917;
-        const bool v8919 = v8911 && v8918;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8921 = v8901 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8922 = v8919 ? v8921 : __uint_as_float(0xff800000u);
-        v8508.x[8] = v8922;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8923 = static_cast<unsigned int>(v8508.col(9, iron_linear_thread() & 31u));
-        const unsigned int v8924 = static_cast<unsigned int>(v8508.row(9, iron_linear_thread() & 31u));
-        const float v8925 = v8508.x[9];
-        const unsigned int v8926 = v56 + v8924;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8927 = v7303 + v8923;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8928 = v8927 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8931 = v8926 + v35;
-        const unsigned int v8932 = v8927 + v20;
-        const bool v8933 = v8932 <= v8931;
-        const bool v8934 = v564 || v8933;
-        const bool v8935 = v8928 && v8934;
-        const unsigned int v8938 = v8927 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8939 = v8938 + v20;
-        const bool v8941 = v8931 < v8939;
-        const bool v8942 = v8572 || v8941;
-        const bool v8943 = v8935 && v8942;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8945 = v8925 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8946 = v8943 ? v8945 : __uint_as_float(0xff800000u);
-        v8508.x[9] = v8946;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8947 = static_cast<unsigned int>(v8508.col(10, iron_linear_thread() & 31u));
-        const unsigned int v8948 = static_cast<unsigned int>(v8508.row(10, iron_linear_thread() & 31u));
-        const float v8949 = v8508.x[10];
-        const unsigned int v8950 = v56 + v8948;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8951 = v7303 + v8947;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8952 = v8951 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8955 = v8950 + v35;
-        const unsigned int v8956 = v8951 + v20;
-        const bool v8957 = v8956 <= v8955;
-        const bool v8958 = v564 || v8957;
-        const bool v8959 = v8952 && v8958;
-        const unsigned int v8962 = v8951 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8963 = v8962 + v20;
-        const bool v8965 = v8955 < v8963;
-        const bool v8966 = v8572 || v8965;
-        const bool v8967 = v8959 && v8966;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8969 = v8949 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8970 = v8967 ? v8969 : __uint_as_float(0xff800000u);
-        v8508.x[10] = v8970;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8971 = static_cast<unsigned int>(v8508.col(11, iron_linear_thread() & 31u));
-        const unsigned int v8972 = static_cast<unsigned int>(v8508.row(11, iron_linear_thread() & 31u));
-        const float v8973 = v8508.x[11];
-        const unsigned int v8974 = v56 + v8972;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8975 = v7303 + v8971;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8976 = v8975 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8979 = v8974 + v35;
-        const unsigned int v8980 = v8975 + v20;
-        const bool v8981 = v8980 <= v8979;
-        const bool v8982 = v564 || v8981;
-        const bool v8983 = v8976 && v8982;
-        const unsigned int v8986 = v8975 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8987 = v8986 + v20;
-        const bool v8989 = v8979 < v8987;
-        const bool v8990 = v8572 || v8989;
-        const bool v8991 = v8983 && v8990;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8993 = v8973 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8994 = v8991 ? v8993 : __uint_as_float(0xff800000u);
-        v8508.x[11] = v8994;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8995 = static_cast<unsigned int>(v8508.col(12, iron_linear_thread() & 31u));
-        const unsigned int v8996 = static_cast<unsigned int>(v8508.row(12, iron_linear_thread() & 31u));
-        const float v8997 = v8508.x[12];
-        const unsigned int v8998 = v56 + v8996;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8999 = v7303 + v8995;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9000 = v8999 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9003 = v8998 + v35;
-        const unsigned int v9004 = v8999 + v20;
-        const bool v9005 = v9004 <= v9003;
-        const bool v9006 = v564 || v9005;
-        const bool v9007 = v9000 && v9006;
-        const unsigned int v9010 = v8999 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9011 = v9010 + v20;
-        const bool v9013 = v9003 < v9011;
-        const bool v9014 = v8572 || v9013;
-        const bool v9015 = v9007 && v9014;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9017 = v8997 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9018 = v9015 ? v9017 : __uint_as_float(0xff800000u);
-        v8508.x[12] = v9018;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9019 = static_cast<unsigned int>(v8508.col(13, iron_linear_thread() & 31u));
-        const unsigned int v9020 = static_cast<unsigned int>(v8508.row(13, iron_linear_thread() & 31u));
-        const float v9021 = v8508.x[13];
-        const unsigned int v9022 = v56 + v9020;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9023 = v7303 + v9019;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9024 = v9023 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9027 = v9022 + v35;
-        const unsigned int v9028 = v9023 + v20;
-        const bool v9029 = v9028 <= v9027;
-        const bool v9030 = v564 || v9029;
-        const bool v9031 = v9024 && v9030;
-        const unsigned int v9034 = v9023 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9035 = v9034 + v20;
-        const bool v9037 = v9027 < v9035;
-        const bool v9038 = v8572 || v9037;
-        const bool v9039 = v9031 && v9038;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9041 = v9021 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9042 = v9039 ? v9041 : __uint_as_float(0xff800000u);
-        v8508.x[13] = v9042;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9043 = static_cast<unsigned int>(v8508.col(14, iron_linear_thread() & 31u));
-        const unsigned int v9044 = static_cast<unsigned int>(v8508.row(14, iron_linear_thread() & 31u));
-        const float v9045 = v8508.x[14];
-        const unsigned int v9046 = v56 + v9044;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9047 = v7303 + v9043;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9048 = v9047 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9051 = v9046 + v35;
-        const unsigned int v9052 = v9047 + v20;
-        const bool v9053 = v9052 <= v9051;
-        const bool v9054 = v564 || v9053;
-        const bool v9055 = v9048 && v9054;
-        const unsigned int v9058 = v9047 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9059 = v9058 + v20;
-        const bool v9061 = v9051 < v9059;
-        const bool v9062 = v8572 || v9061;
-        const bool v9063 = v9055 && v9062;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9065 = v9045 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9066 = v9063 ? v9065 : __uint_as_float(0xff800000u);
-        v8508.x[14] = v9066;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9067 = static_cast<unsigned int>(v8508.col(15, iron_linear_thread() & 31u));
-        const unsigned int v9068 = static_cast<unsigned int>(v8508.row(15, iron_linear_thread() & 31u));
-        const float v9069 = v8508.x[15];
-        const unsigned int v9070 = v56 + v9068;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9071 = v7303 + v9067;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9072 = v9071 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9075 = v9070 + v35;
-        const unsigned int v9076 = v9071 + v20;
-        const bool v9077 = v9076 <= v9075;
-        const bool v9078 = v564 || v9077;
-        const bool v9079 = v9072 && v9078;
-        const unsigned int v9082 = v9071 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9083 = v9082 + v20;
-        const bool v9085 = v9075 < v9083;
-        const bool v9086 = v8572 || v9085;
-        const bool v9087 = v9079 && v9086;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9089 = v9069 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        v8302.x[1] = v8778;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8779 = static_cast<unsigned int>(v8302.col(2, iron_linear_thread() & 31u));
+        const float v8781 = v8302.x[2];
+        const float v8782 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8783 = __float_as_uint(v8782);
+        const bool v8784 = v8779 >= v8783;
+        const float v8785 = v8504.x[2];
+        const unsigned int v8786 = __float_as_uint(v8785);
+        const bool v8787 = v8779 < v8786;
+        const bool v8788 = v8784 && v8787;
+        const float v8790 = v8781 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8791 = v8788 ? v8790 : __uint_as_float(0xff800000u);
+        v8302.x[2] = v8791;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8792 = static_cast<unsigned int>(v8302.col(3, iron_linear_thread() & 31u));
+        const float v8794 = v8302.x[3];
+        const float v8795 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8796 = __float_as_uint(v8795);
+        const bool v8797 = v8792 >= v8796;
+        const float v8798 = v8504.x[2];
+        const unsigned int v8799 = __float_as_uint(v8798);
+        const bool v8800 = v8792 < v8799;
+        const bool v8801 = v8797 && v8800;
+        const float v8803 = v8794 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8804 = v8801 ? v8803 : __uint_as_float(0xff800000u);
+        v8302.x[3] = v8804;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8805 = static_cast<unsigned int>(v8302.col(4, iron_linear_thread() & 31u));
+        const float v8807 = v8302.x[4];
+        const float v8808 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8809 = __float_as_uint(v8808);
+        const bool v8810 = v8805 >= v8809;
+        const float v8811 = v8504.x[0];
+        const unsigned int v8812 = __float_as_uint(v8811);
+        const bool v8813 = v8805 < v8812;
+        const bool v8814 = v8810 && v8813;
+        const float v8816 = v8807 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8817 = v8814 ? v8816 : __uint_as_float(0xff800000u);
+        v8302.x[4] = v8817;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8818 = static_cast<unsigned int>(v8302.col(5, iron_linear_thread() & 31u));
+        const float v8820 = v8302.x[5];
+        const float v8821 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8822 = __float_as_uint(v8821);
+        const bool v8823 = v8818 >= v8822;
+        const float v8824 = v8504.x[0];
+        const unsigned int v8825 = __float_as_uint(v8824);
+        const bool v8826 = v8818 < v8825;
+        const bool v8827 = v8823 && v8826;
+        const float v8829 = v8820 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8830 = v8827 ? v8829 : __uint_as_float(0xff800000u);
+        v8302.x[5] = v8830;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8831 = static_cast<unsigned int>(v8302.col(6, iron_linear_thread() & 31u));
+        const float v8833 = v8302.x[6];
+        const float v8834 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8835 = __float_as_uint(v8834);
+        const bool v8836 = v8831 >= v8835;
+        const float v8837 = v8504.x[2];
+        const unsigned int v8838 = __float_as_uint(v8837);
+        const bool v8839 = v8831 < v8838;
+        const bool v8840 = v8836 && v8839;
+        const float v8842 = v8833 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8843 = v8840 ? v8842 : __uint_as_float(0xff800000u);
+        v8302.x[6] = v8843;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8844 = static_cast<unsigned int>(v8302.col(7, iron_linear_thread() & 31u));
+        const float v8846 = v8302.x[7];
+        const float v8847 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8848 = __float_as_uint(v8847);
+        const bool v8849 = v8844 >= v8848;
+        const float v8850 = v8504.x[2];
+        const unsigned int v8851 = __float_as_uint(v8850);
+        const bool v8852 = v8844 < v8851;
+        const bool v8853 = v8849 && v8852;
+        const float v8855 = v8846 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8856 = v8853 ? v8855 : __uint_as_float(0xff800000u);
+        v8302.x[7] = v8856;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8857 = static_cast<unsigned int>(v8302.col(8, iron_linear_thread() & 31u));
+        const float v8859 = v8302.x[8];
+        const float v8860 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8861 = __float_as_uint(v8860);
+        const bool v8862 = v8857 >= v8861;
+        const float v8863 = v8504.x[0];
+        const unsigned int v8864 = __float_as_uint(v8863);
+        const bool v8865 = v8857 < v8864;
+        const bool v8866 = v8862 && v8865;
+        const float v8868 = v8859 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8869 = v8866 ? v8868 : __uint_as_float(0xff800000u);
+        v8302.x[8] = v8869;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8870 = static_cast<unsigned int>(v8302.col(9, iron_linear_thread() & 31u));
+        const float v8872 = v8302.x[9];
+        const float v8873 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8874 = __float_as_uint(v8873);
+        const bool v8875 = v8870 >= v8874;
+        const float v8876 = v8504.x[0];
+        const unsigned int v8877 = __float_as_uint(v8876);
+        const bool v8878 = v8870 < v8877;
+        const bool v8879 = v8875 && v8878;
+        const float v8881 = v8872 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8882 = v8879 ? v8881 : __uint_as_float(0xff800000u);
+        v8302.x[9] = v8882;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8883 = static_cast<unsigned int>(v8302.col(10, iron_linear_thread() & 31u));
+        const float v8885 = v8302.x[10];
+        const float v8886 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8887 = __float_as_uint(v8886);
+        const bool v8888 = v8883 >= v8887;
+        const float v8889 = v8504.x[2];
+        const unsigned int v8890 = __float_as_uint(v8889);
+        const bool v8891 = v8883 < v8890;
+        const bool v8892 = v8888 && v8891;
+        const float v8894 = v8885 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8895 = v8892 ? v8894 : __uint_as_float(0xff800000u);
+        v8302.x[10] = v8895;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8896 = static_cast<unsigned int>(v8302.col(11, iron_linear_thread() & 31u));
+        const float v8898 = v8302.x[11];
+        const float v8899 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8900 = __float_as_uint(v8899);
+        const bool v8901 = v8896 >= v8900;
+        const float v8902 = v8504.x[2];
+        const unsigned int v8903 = __float_as_uint(v8902);
+        const bool v8904 = v8896 < v8903;
+        const bool v8905 = v8901 && v8904;
+        const float v8907 = v8898 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8908 = v8905 ? v8907 : __uint_as_float(0xff800000u);
+        v8302.x[11] = v8908;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8909 = static_cast<unsigned int>(v8302.col(12, iron_linear_thread() & 31u));
+        const float v8911 = v8302.x[12];
+        const float v8912 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8913 = __float_as_uint(v8912);
+        const bool v8914 = v8909 >= v8913;
+        const float v8915 = v8504.x[0];
+        const unsigned int v8916 = __float_as_uint(v8915);
+        const bool v8917 = v8909 < v8916;
+        const bool v8918 = v8914 && v8917;
+        const float v8920 = v8911 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8921 = v8918 ? v8920 : __uint_as_float(0xff800000u);
+        v8302.x[12] = v8921;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8922 = static_cast<unsigned int>(v8302.col(13, iron_linear_thread() & 31u));
+        const float v8924 = v8302.x[13];
+        const float v8925 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8926 = __float_as_uint(v8925);
+        const bool v8927 = v8922 >= v8926;
+        const float v8928 = v8504.x[0];
+        const unsigned int v8929 = __float_as_uint(v8928);
+        const bool v8930 = v8922 < v8929;
+        const bool v8931 = v8927 && v8930;
+        const float v8933 = v8924 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8934 = v8931 ? v8933 : __uint_as_float(0xff800000u);
+        v8302.x[13] = v8934;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8935 = static_cast<unsigned int>(v8302.col(14, iron_linear_thread() & 31u));
+        const float v8937 = v8302.x[14];
+        const float v8938 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8939 = __float_as_uint(v8938);
+        const bool v8940 = v8935 >= v8939;
+        const float v8941 = v8504.x[2];
+        const unsigned int v8942 = __float_as_uint(v8941);
+        const bool v8943 = v8935 < v8942;
+        const bool v8944 = v8940 && v8943;
+        const float v8946 = v8937 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8947 = v8944 ? v8946 : __uint_as_float(0xff800000u);
+        v8302.x[14] = v8947;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8948 = static_cast<unsigned int>(v8302.col(15, iron_linear_thread() & 31u));
+        const float v8950 = v8302.x[15];
+        const float v8951 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8952 = __float_as_uint(v8951);
+        const bool v8953 = v8948 >= v8952;
+        const float v8954 = v8504.x[2];
+        const unsigned int v8955 = __float_as_uint(v8954);
+        const bool v8956 = v8948 < v8955;
+        const bool v8957 = v8953 && v8956;
+        const float v8959 = v8950 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8960 = v8957 ? v8959 : __uint_as_float(0xff800000u);
+        v8302.x[15] = v8960;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8961 = static_cast<unsigned int>(v8302.col(16, iron_linear_thread() & 31u));
+        const float v8963 = v8302.x[16];
+        const float v8964 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8965 = __float_as_uint(v8964);
+        const bool v8966 = v8961 >= v8965;
+        const float v8967 = v8504.x[0];
+        const unsigned int v8968 = __float_as_uint(v8967);
+        const bool v8969 = v8961 < v8968;
+        const bool v8970 = v8966 && v8969;
+        const float v8972 = v8963 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8973 = v8970 ? v8972 : __uint_as_float(0xff800000u);
+        v8302.x[16] = v8973;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8974 = static_cast<unsigned int>(v8302.col(17, iron_linear_thread() & 31u));
+        const float v8976 = v8302.x[17];
+        const float v8977 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8978 = __float_as_uint(v8977);
+        const bool v8979 = v8974 >= v8978;
+        const float v8980 = v8504.x[0];
+        const unsigned int v8981 = __float_as_uint(v8980);
+        const bool v8982 = v8974 < v8981;
+        const bool v8983 = v8979 && v8982;
+        const float v8985 = v8976 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8986 = v8983 ? v8985 : __uint_as_float(0xff800000u);
+        v8302.x[17] = v8986;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8987 = static_cast<unsigned int>(v8302.col(18, iron_linear_thread() & 31u));
+        const float v8989 = v8302.x[18];
+        const float v8990 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8991 = __float_as_uint(v8990);
+        const bool v8992 = v8987 >= v8991;
+        const float v8993 = v8504.x[2];
+        const unsigned int v8994 = __float_as_uint(v8993);
+        const bool v8995 = v8987 < v8994;
+        const bool v8996 = v8992 && v8995;
+        const float v8998 = v8989 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8999 = v8996 ? v8998 : __uint_as_float(0xff800000u);
+        v8302.x[18] = v8999;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9000 = static_cast<unsigned int>(v8302.col(19, iron_linear_thread() & 31u));
+        const float v9002 = v8302.x[19];
+        const float v9003 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9004 = __float_as_uint(v9003);
+        const bool v9005 = v9000 >= v9004;
+        const float v9006 = v8504.x[2];
+        const unsigned int v9007 = __float_as_uint(v9006);
+        const bool v9008 = v9000 < v9007;
+        const bool v9009 = v9005 && v9008;
+        const float v9011 = v9002 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9012 = v9009 ? v9011 : __uint_as_float(0xff800000u);
+        v8302.x[19] = v9012;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9013 = static_cast<unsigned int>(v8302.col(20, iron_linear_thread() & 31u));
+        const float v9015 = v8302.x[20];
+        const float v9016 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9017 = __float_as_uint(v9016);
+        const bool v9018 = v9013 >= v9017;
+        const float v9019 = v8504.x[0];
+        const unsigned int v9020 = __float_as_uint(v9019);
+        const bool v9021 = v9013 < v9020;
+        const bool v9022 = v9018 && v9021;
+        const float v9024 = v9015 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9025 = v9022 ? v9024 : __uint_as_float(0xff800000u);
+        v8302.x[20] = v9025;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9026 = static_cast<unsigned int>(v8302.col(21, iron_linear_thread() & 31u));
+        const float v9028 = v8302.x[21];
+        const float v9029 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9030 = __float_as_uint(v9029);
+        const bool v9031 = v9026 >= v9030;
+        const float v9032 = v8504.x[0];
+        const unsigned int v9033 = __float_as_uint(v9032);
+        const bool v9034 = v9026 < v9033;
+        const bool v9035 = v9031 && v9034;
+        const float v9037 = v9028 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9038 = v9035 ? v9037 : __uint_as_float(0xff800000u);
+        v8302.x[21] = v9038;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9039 = static_cast<unsigned int>(v8302.col(22, iron_linear_thread() & 31u));
+        const float v9041 = v8302.x[22];
+        const float v9042 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9043 = __float_as_uint(v9042);
+        const bool v9044 = v9039 >= v9043;
+        const float v9045 = v8504.x[2];
+        const unsigned int v9046 = __float_as_uint(v9045);
+        const bool v9047 = v9039 < v9046;
+        const bool v9048 = v9044 && v9047;
+        const float v9050 = v9041 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9051 = v9048 ? v9050 : __uint_as_float(0xff800000u);
+        v8302.x[22] = v9051;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9052 = static_cast<unsigned int>(v8302.col(23, iron_linear_thread() & 31u));
+        const float v9054 = v8302.x[23];
+        const float v9055 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9056 = __float_as_uint(v9055);
+        const bool v9057 = v9052 >= v9056;
+        const float v9058 = v8504.x[2];
+        const unsigned int v9059 = __float_as_uint(v9058);
+        const bool v9060 = v9052 < v9059;
+        const bool v9061 = v9057 && v9060;
+        const float v9063 = v9054 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9064 = v9061 ? v9063 : __uint_as_float(0xff800000u);
+        v8302.x[23] = v9064;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9065 = static_cast<unsigned int>(v8302.col(24, iron_linear_thread() & 31u));
+        const float v9067 = v8302.x[24];
+        const float v9068 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9069 = __float_as_uint(v9068);
+        const bool v9070 = v9065 >= v9069;
+        const float v9071 = v8504.x[0];
+        const unsigned int v9072 = __float_as_uint(v9071);
+        const bool v9073 = v9065 < v9072;
+        const bool v9074 = v9070 && v9073;
+        const float v9076 = v9067 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9077 = v9074 ? v9076 : __uint_as_float(0xff800000u);
+        v8302.x[24] = v9077;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9078 = static_cast<unsigned int>(v8302.col(25, iron_linear_thread() & 31u));
+        const float v9080 = v8302.x[25];
+        const float v9081 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9082 = __float_as_uint(v9081);
+        const bool v9083 = v9078 >= v9082;
+        const float v9084 = v8504.x[0];
+        const unsigned int v9085 = __float_as_uint(v9084);
+        const bool v9086 = v9078 < v9085;
+        const bool v9087 = v9083 && v9086;
+        const float v9089 = v9080 * v583;  // kernels/sdpa/flash_tile.hpp:181
         const float v9090 = v9087 ? v9089 : __uint_as_float(0xff800000u);
-        v8508.x[15] = v9090;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9091 = static_cast<unsigned int>(v8508.col(16, iron_linear_thread() & 31u));
-        const unsigned int v9092 = static_cast<unsigned int>(v8508.row(16, iron_linear_thread() & 31u));
-        const float v9093 = v8508.x[16];
-        const unsigned int v9094 = v56 + v9092;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9095 = v7303 + v9091;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9096 = v9095 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9099 = v9094 + v35;
-        const unsigned int v9100 = v9095 + v20;
-        const bool v9101 = v9100 <= v9099;
-        const bool v9102 = v564 || v9101;
-        const bool v9103 = v9096 && v9102;
-        const unsigned int v9106 = v9095 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9107 = v9106 + v20;
-        const bool v9109 = v9099 < v9107;
-        const bool v9110 = v8572 || v9109;
-        const bool v9111 = v9103 && v9110;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9113 = v9093 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9114 = v9111 ? v9113 : __uint_as_float(0xff800000u);
-        v8508.x[16] = v9114;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9115 = static_cast<unsigned int>(v8508.col(17, iron_linear_thread() & 31u));
-        const unsigned int v9116 = static_cast<unsigned int>(v8508.row(17, iron_linear_thread() & 31u));
-        const float v9117 = v8508.x[17];
-        const unsigned int v9118 = v56 + v9116;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9119 = v7303 + v9115;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9120 = v9119 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9123 = v9118 + v35;
-        const unsigned int v9124 = v9119 + v20;
-        const bool v9125 = v9124 <= v9123;
-        const bool v9126 = v564 || v9125;
-        const bool v9127 = v9120 && v9126;
-        const unsigned int v9130 = v9119 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9131 = v9130 + v20;
-        const bool v9133 = v9123 < v9131;
-        const bool v9134 = v8572 || v9133;
-        const bool v9135 = v9127 && v9134;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9137 = v9117 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9138 = v9135 ? v9137 : __uint_as_float(0xff800000u);
-        v8508.x[17] = v9138;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9139 = static_cast<unsigned int>(v8508.col(18, iron_linear_thread() & 31u));
-        const unsigned int v9140 = static_cast<unsigned int>(v8508.row(18, iron_linear_thread() & 31u));
-        const float v9141 = v8508.x[18];
-        const unsigned int v9142 = v56 + v9140;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9143 = v7303 + v9139;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9144 = v9143 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9147 = v9142 + v35;
-        const unsigned int v9148 = v9143 + v20;
-        const bool v9149 = v9148 <= v9147;
-        const bool v9150 = v564 || v9149;
-        const bool v9151 = v9144 && v9150;
-        const unsigned int v9154 = v9143 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9155 = v9154 + v20;
-        const bool v9157 = v9147 < v9155;
-        const bool v9158 = v8572 || v9157;
-        const bool v9159 = v9151 && v9158;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9161 = v9141 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9162 = v9159 ? v9161 : __uint_as_float(0xff800000u);
-        v8508.x[18] = v9162;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9163 = static_cast<unsigned int>(v8508.col(19, iron_linear_thread() & 31u));
-        const unsigned int v9164 = static_cast<unsigned int>(v8508.row(19, iron_linear_thread() & 31u));
-        const float v9165 = v8508.x[19];
-        const unsigned int v9166 = v56 + v9164;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9167 = v7303 + v9163;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9168 = v9167 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9171 = v9166 + v35;
-        const unsigned int v9172 = v9167 + v20;
-        const bool v9173 = v9172 <= v9171;
-        const bool v9174 = v564 || v9173;
-        const bool v9175 = v9168 && v9174;
-        const unsigned int v9178 = v9167 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9179 = v9178 + v20;
-        const bool v9181 = v9171 < v9179;
-        const bool v9182 = v8572 || v9181;
-        const bool v9183 = v9175 && v9182;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9185 = v9165 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9186 = v9183 ? v9185 : __uint_as_float(0xff800000u);
-        v8508.x[19] = v9186;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9187 = static_cast<unsigned int>(v8508.col(20, iron_linear_thread() & 31u));
-        const unsigned int v9188 = static_cast<unsigned int>(v8508.row(20, iron_linear_thread() & 31u));
-        const float v9189 = v8508.x[20];
-        const unsigned int v9190 = v56 + v9188;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9191 = v7303 + v9187;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9192 = v9191 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9195 = v9190 + v35;
-        const unsigned int v9196 = v9191 + v20;
-        const bool v9197 = v9196 <= v9195;
-        const bool v9198 = v564 || v9197;
-        const bool v9199 = v9192 && v9198;
-        const unsigned int v9202 = v9191 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9203 = v9202 + v20;
-        const bool v9205 = v9195 < v9203;
-        const bool v9206 = v8572 || v9205;
-        const bool v9207 = v9199 && v9206;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9209 = v9189 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9210 = v9207 ? v9209 : __uint_as_float(0xff800000u);
-        v8508.x[20] = v9210;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9211 = static_cast<unsigned int>(v8508.col(21, iron_linear_thread() & 31u));
-        const unsigned int v9212 = static_cast<unsigned int>(v8508.row(21, iron_linear_thread() & 31u));
-        const float v9213 = v8508.x[21];
-        const unsigned int v9214 = v56 + v9212;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9215 = v7303 + v9211;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9216 = v9215 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9219 = v9214 + v35;
-        const unsigned int v9220 = v9215 + v20;
-        const bool v9221 = v9220 <= v9219;
-        const bool v9222 = v564 || v9221;
-        const bool v9223 = v9216 && v9222;
-        const unsigned int v9226 = v9215 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9227 = v9226 + v20;
-        const bool v9229 = v9219 < v9227;
-        const bool v9230 = v8572 || v9229;
-        const bool v9231 = v9223 && v9230;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9233 = v9213 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9234 = v9231 ? v9233 : __uint_as_float(0xff800000u);
-        v8508.x[21] = v9234;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9235 = static_cast<unsigned int>(v8508.col(22, iron_linear_thread() & 31u));
-        const unsigned int v9236 = static_cast<unsigned int>(v8508.row(22, iron_linear_thread() & 31u));
-        const float v9237 = v8508.x[22];
-        const unsigned int v9238 = v56 + v9236;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9239 = v7303 + v9235;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9240 = v9239 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9243 = v9238 + v35;
-        const unsigned int v9244 = v9239 + v20;
-        const bool v9245 = v9244 <= v9243;
-        const bool v9246 = v564 || v9245;
-        const bool v9247 = v9240 && v9246;
-        const unsigned int v9250 = v9239 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9251 = v9250 + v20;
-        const bool v9253 = v9243 < v9251;
-        const bool v9254 = v8572 || v9253;
-        const bool v9255 = v9247 && v9254;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9257 = v9237 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9258 = v9255 ? v9257 : __uint_as_float(0xff800000u);
-        v8508.x[22] = v9258;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9259 = static_cast<unsigned int>(v8508.col(23, iron_linear_thread() & 31u));
-        const unsigned int v9260 = static_cast<unsigned int>(v8508.row(23, iron_linear_thread() & 31u));
-        const float v9261 = v8508.x[23];
-        const unsigned int v9262 = v56 + v9260;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9263 = v7303 + v9259;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9264 = v9263 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9267 = v9262 + v35;
-        const unsigned int v9268 = v9263 + v20;
-        const bool v9269 = v9268 <= v9267;
-        const bool v9270 = v564 || v9269;
-        const bool v9271 = v9264 && v9270;
-        const unsigned int v9274 = v9263 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9275 = v9274 + v20;
-        const bool v9277 = v9267 < v9275;
-        const bool v9278 = v8572 || v9277;
-        const bool v9279 = v9271 && v9278;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9281 = v9261 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9282 = v9279 ? v9281 : __uint_as_float(0xff800000u);
-        v8508.x[23] = v9282;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9283 = static_cast<unsigned int>(v8508.col(24, iron_linear_thread() & 31u));
-        const unsigned int v9284 = static_cast<unsigned int>(v8508.row(24, iron_linear_thread() & 31u));
-        const float v9285 = v8508.x[24];
-        const unsigned int v9286 = v56 + v9284;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9287 = v7303 + v9283;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9288 = v9287 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9291 = v9286 + v35;
-        const unsigned int v9292 = v9287 + v20;
-        const bool v9293 = v9292 <= v9291;
-        const bool v9294 = v564 || v9293;
-        const bool v9295 = v9288 && v9294;
-        const unsigned int v9298 = v9287 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9299 = v9298 + v20;
-        const bool v9301 = v9291 < v9299;
-        const bool v9302 = v8572 || v9301;
-        const bool v9303 = v9295 && v9302;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9305 = v9285 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9306 = v9303 ? v9305 : __uint_as_float(0xff800000u);
-        v8508.x[24] = v9306;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9307 = static_cast<unsigned int>(v8508.col(25, iron_linear_thread() & 31u));
-        const unsigned int v9308 = static_cast<unsigned int>(v8508.row(25, iron_linear_thread() & 31u));
-        const float v9309 = v8508.x[25];
-        const unsigned int v9310 = v56 + v9308;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9311 = v7303 + v9307;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9312 = v9311 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9315 = v9310 + v35;
-        const unsigned int v9316 = v9311 + v20;
-        const bool v9317 = v9316 <= v9315;
-        const bool v9318 = v564 || v9317;
-        const bool v9319 = v9312 && v9318;
-        const unsigned int v9322 = v9311 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9323 = v9322 + v20;
-        const bool v9325 = v9315 < v9323;
-        const bool v9326 = v8572 || v9325;
-        const bool v9327 = v9319 && v9326;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9329 = v9309 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9330 = v9327 ? v9329 : __uint_as_float(0xff800000u);
-        v8508.x[25] = v9330;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9331 = static_cast<unsigned int>(v8508.col(26, iron_linear_thread() & 31u));
-        const unsigned int v9332 = static_cast<unsigned int>(v8508.row(26, iron_linear_thread() & 31u));
-        const float v9333 = v8508.x[26];
-        const unsigned int v9334 = v56 + v9332;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9335 = v7303 + v9331;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9336 = v9335 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9339 = v9334 + v35;
-        const unsigned int v9340 = v9335 + v20;
-        const bool v9341 = v9340 <= v9339;
-        const bool v9342 = v564 || v9341;
-        const bool v9343 = v9336 && v9342;
-        const unsigned int v9346 = v9335 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9347 = v9346 + v20;
-        const bool v9349 = v9339 < v9347;
-        const bool v9350 = v8572 || v9349;
-        const bool v9351 = v9343 && v9350;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9353 = v9333 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9354 = v9351 ? v9353 : __uint_as_float(0xff800000u);
-        v8508.x[26] = v9354;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9355 = static_cast<unsigned int>(v8508.col(27, iron_linear_thread() & 31u));
-        const unsigned int v9356 = static_cast<unsigned int>(v8508.row(27, iron_linear_thread() & 31u));
-        const float v9357 = v8508.x[27];
-        const unsigned int v9358 = v56 + v9356;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9359 = v7303 + v9355;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9360 = v9359 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9363 = v9358 + v35;
-        const unsigned int v9364 = v9359 + v20;
-        const bool v9365 = v9364 <= v9363;
-        const bool v9366 = v564 || v9365;
-        const bool v9367 = v9360 && v9366;
-        const unsigned int v9370 = v9359 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9371 = v9370 + v20;
-        const bool v9373 = v9363 < v9371;
-        const bool v9374 = v8572 || v9373;
-        const bool v9375 = v9367 && v9374;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9377 = v9357 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9378 = v9375 ? v9377 : __uint_as_float(0xff800000u);
-        v8508.x[27] = v9378;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9379 = static_cast<unsigned int>(v8508.col(28, iron_linear_thread() & 31u));
-        const unsigned int v9380 = static_cast<unsigned int>(v8508.row(28, iron_linear_thread() & 31u));
-        const float v9381 = v8508.x[28];
-        const unsigned int v9382 = v56 + v9380;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9383 = v7303 + v9379;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9384 = v9383 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9387 = v9382 + v35;
-        const unsigned int v9388 = v9383 + v20;
-        const bool v9389 = v9388 <= v9387;
-        const bool v9390 = v564 || v9389;
-        const bool v9391 = v9384 && v9390;
-        const unsigned int v9394 = v9383 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9395 = v9394 + v20;
-        const bool v9397 = v9387 < v9395;
-        const bool v9398 = v8572 || v9397;
-        const bool v9399 = v9391 && v9398;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9401 = v9381 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9402 = v9399 ? v9401 : __uint_as_float(0xff800000u);
-        v8508.x[28] = v9402;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9403 = static_cast<unsigned int>(v8508.col(29, iron_linear_thread() & 31u));
-        const unsigned int v9404 = static_cast<unsigned int>(v8508.row(29, iron_linear_thread() & 31u));
-        const float v9405 = v8508.x[29];
-        const unsigned int v9406 = v56 + v9404;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9407 = v7303 + v9403;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9408 = v9407 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9411 = v9406 + v35;
-        const unsigned int v9412 = v9407 + v20;
-        const bool v9413 = v9412 <= v9411;
-        const bool v9414 = v564 || v9413;
-        const bool v9415 = v9408 && v9414;
-        const unsigned int v9418 = v9407 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9419 = v9418 + v20;
-        const bool v9421 = v9411 < v9419;
-        const bool v9422 = v8572 || v9421;
-        const bool v9423 = v9415 && v9422;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9425 = v9405 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9426 = v9423 ? v9425 : __uint_as_float(0xff800000u);
-        v8508.x[29] = v9426;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9427 = static_cast<unsigned int>(v8508.col(30, iron_linear_thread() & 31u));
-        const unsigned int v9428 = static_cast<unsigned int>(v8508.row(30, iron_linear_thread() & 31u));
-        const float v9429 = v8508.x[30];
-        const unsigned int v9430 = v56 + v9428;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9431 = v7303 + v9427;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9432 = v9431 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9435 = v9430 + v35;
-        const unsigned int v9436 = v9431 + v20;
-        const bool v9437 = v9436 <= v9435;
-        const bool v9438 = v564 || v9437;
-        const bool v9439 = v9432 && v9438;
-        const unsigned int v9442 = v9431 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9443 = v9442 + v20;
-        const bool v9445 = v9435 < v9443;
-        const bool v9446 = v8572 || v9445;
-        const bool v9447 = v9439 && v9446;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9449 = v9429 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9450 = v9447 ? v9449 : __uint_as_float(0xff800000u);
-        v8508.x[30] = v9450;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v9451 = static_cast<unsigned int>(v8508.col(31, iron_linear_thread() & 31u));
-        const unsigned int v9452 = static_cast<unsigned int>(v8508.row(31, iron_linear_thread() & 31u));
-        const float v9453 = v8508.x[31];
-        const unsigned int v9454 = v56 + v9452;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v9455 = v7303 + v9451;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v9456 = v9455 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v9459 = v9454 + v35;
-        const unsigned int v9460 = v9455 + v20;
-        const bool v9461 = v9460 <= v9459;
-        const bool v9462 = v564 || v9461;
-        const bool v9463 = v9456 && v9462;
-        const unsigned int v9466 = v9455 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v9467 = v9466 + v20;
-        const bool v9469 = v9459 < v9467;
-        const bool v9470 = v8572 || v9469;
-        const bool v9471 = v9463 && v9470;  // kernels/sdpa/flash_tile.hpp:155
-        const float v9473 = v9453 * v583;  // kernels/sdpa/flash_tile.hpp:157
-        const float v9474 = v9471 ? v9473 : __uint_as_float(0xff800000u);
-        v8508.x[31] = v9474;  // kernels/sdpa/flash_tile.hpp:152
+        v8302.x[25] = v9090;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9091 = static_cast<unsigned int>(v8302.col(26, iron_linear_thread() & 31u));
+        const float v9093 = v8302.x[26];
+        const float v9094 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9095 = __float_as_uint(v9094);
+        const bool v9096 = v9091 >= v9095;
+        const float v9097 = v8504.x[2];
+        const unsigned int v9098 = __float_as_uint(v9097);
+        const bool v9099 = v9091 < v9098;
+        const bool v9100 = v9096 && v9099;
+        const float v9102 = v9093 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9103 = v9100 ? v9102 : __uint_as_float(0xff800000u);
+        v8302.x[26] = v9103;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9104 = static_cast<unsigned int>(v8302.col(27, iron_linear_thread() & 31u));
+        const float v9106 = v8302.x[27];
+        const float v9107 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9108 = __float_as_uint(v9107);
+        const bool v9109 = v9104 >= v9108;
+        const float v9110 = v8504.x[2];
+        const unsigned int v9111 = __float_as_uint(v9110);
+        const bool v9112 = v9104 < v9111;
+        const bool v9113 = v9109 && v9112;
+        const float v9115 = v9106 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9116 = v9113 ? v9115 : __uint_as_float(0xff800000u);
+        v8302.x[27] = v9116;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9117 = static_cast<unsigned int>(v8302.col(28, iron_linear_thread() & 31u));
+        const float v9119 = v8302.x[28];
+        const float v9120 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9121 = __float_as_uint(v9120);
+        const bool v9122 = v9117 >= v9121;
+        const float v9123 = v8504.x[0];
+        const unsigned int v9124 = __float_as_uint(v9123);
+        const bool v9125 = v9117 < v9124;
+        const bool v9126 = v9122 && v9125;
+        const float v9128 = v9119 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9129 = v9126 ? v9128 : __uint_as_float(0xff800000u);
+        v8302.x[28] = v9129;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9130 = static_cast<unsigned int>(v8302.col(29, iron_linear_thread() & 31u));
+        const float v9132 = v8302.x[29];
+        const float v9133 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9134 = __float_as_uint(v9133);
+        const bool v9135 = v9130 >= v9134;
+        const float v9136 = v8504.x[0];
+        const unsigned int v9137 = __float_as_uint(v9136);
+        const bool v9138 = v9130 < v9137;
+        const bool v9139 = v9135 && v9138;
+        const float v9141 = v9132 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9142 = v9139 ? v9141 : __uint_as_float(0xff800000u);
+        v8302.x[29] = v9142;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9143 = static_cast<unsigned int>(v8302.col(30, iron_linear_thread() & 31u));
+        const float v9145 = v8302.x[30];
+        const float v9146 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9147 = __float_as_uint(v9146);
+        const bool v9148 = v9143 >= v9147;
+        const float v9149 = v8504.x[2];
+        const unsigned int v9150 = __float_as_uint(v9149);
+        const bool v9151 = v9143 < v9150;
+        const bool v9152 = v9148 && v9151;
+        const float v9154 = v9145 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9155 = v9152 ? v9154 : __uint_as_float(0xff800000u);
+        v8302.x[30] = v9155;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9156 = static_cast<unsigned int>(v8302.col(31, iron_linear_thread() & 31u));
+        const float v9158 = v8302.x[31];
+        const float v9159 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9160 = __float_as_uint(v9159);
+        const bool v9161 = v9156 >= v9160;
+        const float v9162 = v8504.x[2];
+        const unsigned int v9163 = __float_as_uint(v9162);
+        const bool v9164 = v9156 < v9163;
+        const bool v9165 = v9161 && v9164;
+        const float v9167 = v9158 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9168 = v9165 ? v9167 : __uint_as_float(0xff800000u);
+        v8302.x[31] = v9168;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v9476;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v9476, 0.0f);
-      iron_frag<float, 2, 16, 8> v9478;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v9478, 0.0f);
-      iron_frag_row_reduce<false>(v9478, v8508);
-      const float v9482 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9483 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9484 = fmaxf(v9482, v9483);
-      const bool v9487 = v9484 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9488 = v9487 ? 0.0f : v9484;
-      const float v9489 = v9482 - v9488;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9490 = iron_exp2_approx(v9489);
-      v9476.x[0] = v9490;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9494 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9495 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9496 = fmaxf(v9494, v9495);
-      const bool v9499 = v9496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9500 = v9499 ? 0.0f : v9496;
-      const float v9501 = v9494 - v9500;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9502 = iron_exp2_approx(v9501);
-      v9476.x[1] = v9502;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9506 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9507 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9508 = fmaxf(v9506, v9507);
-      const bool v9511 = v9508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9512 = v9511 ? 0.0f : v9508;
-      const float v9513 = v9506 - v9512;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9514 = iron_exp2_approx(v9513);
-      v9476.x[2] = v9514;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9518 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v9519 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v9520 = fmaxf(v9518, v9519);
-      const bool v9523 = v9520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9524 = v9523 ? 0.0f : v9520;
-      const float v9525 = v9518 - v9524;  // kernels/sdpa/flash_tile.hpp:186
-      const float v9526 = iron_exp2_approx(v9525);
-      v9476.x[3] = v9526;  // kernels/sdpa/flash_tile.hpp:184
-      const float v9529 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v9530 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9531 = fmaxf(v9529, v9530);
-      v585.x[0] = v9531;  // kernels/sdpa/flash_tile.hpp:188
-      const float v9534 = v585.x[1];
-      const float v9535 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9536 = fmaxf(v9534, v9535);
-      v585.x[1] = v9536;  // kernels/sdpa/flash_tile.hpp:188
-      const float v9539 = v585.x[2];
-      const float v9540 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9541 = fmaxf(v9539, v9540);
-      v585.x[2] = v9541;  // kernels/sdpa/flash_tile.hpp:188
-      const float v9544 = v585.x[3];
-      const float v9545 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v9546 = fmaxf(v9544, v9545);
-      v585.x[3] = v9546;  // kernels/sdpa/flash_tile.hpp:188
-      const float v9549 = v8508.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v9550 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9553 = v9550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9554 = v9553 ? 0.0f : v9550;
-      const float v9555 = v9549 - v9554;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9556 = iron_exp2_approx(v9555);
-      v8508.x[0] = v9556;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9559 = v8508.x[1];
-      const float v9560 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9563 = v9560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9564 = v9563 ? 0.0f : v9560;
-      const float v9565 = v9559 - v9564;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9566 = iron_exp2_approx(v9565);
-      v8508.x[1] = v9566;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9569 = v8508.x[2];
-      const float v9570 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9573 = v9570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9574 = v9573 ? 0.0f : v9570;
-      const float v9575 = v9569 - v9574;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9576 = iron_exp2_approx(v9575);
-      v8508.x[2] = v9576;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9579 = v8508.x[3];
-      const float v9580 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9583 = v9580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9584 = v9583 ? 0.0f : v9580;
-      const float v9585 = v9579 - v9584;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9586 = iron_exp2_approx(v9585);
-      v8508.x[3] = v9586;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9589 = v8508.x[4];
-      const float v9590 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9593 = v9590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9594 = v9593 ? 0.0f : v9590;
-      const float v9595 = v9589 - v9594;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9596 = iron_exp2_approx(v9595);
-      v8508.x[4] = v9596;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9599 = v8508.x[5];
-      const float v9600 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9603 = v9600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9604 = v9603 ? 0.0f : v9600;
-      const float v9605 = v9599 - v9604;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9606 = iron_exp2_approx(v9605);
-      v8508.x[5] = v9606;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9609 = v8508.x[6];
-      const float v9610 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9613 = v9610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9614 = v9613 ? 0.0f : v9610;
-      const float v9615 = v9609 - v9614;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9616 = iron_exp2_approx(v9615);
-      v8508.x[6] = v9616;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9619 = v8508.x[7];
-      const float v9620 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9623 = v9620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9624 = v9623 ? 0.0f : v9620;
-      const float v9625 = v9619 - v9624;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9626 = iron_exp2_approx(v9625);
-      v8508.x[7] = v9626;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9629 = v8508.x[8];
-      const float v9630 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9633 = v9630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9634 = v9633 ? 0.0f : v9630;
-      const float v9635 = v9629 - v9634;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9636 = iron_exp2_approx(v9635);
-      v8508.x[8] = v9636;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9639 = v8508.x[9];
-      const float v9640 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9643 = v9640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9644 = v9643 ? 0.0f : v9640;
-      const float v9645 = v9639 - v9644;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9646 = iron_exp2_approx(v9645);
-      v8508.x[9] = v9646;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9649 = v8508.x[10];
-      const float v9650 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9653 = v9650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9654 = v9653 ? 0.0f : v9650;
-      const float v9655 = v9649 - v9654;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9656 = iron_exp2_approx(v9655);
-      v8508.x[10] = v9656;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9659 = v8508.x[11];
-      const float v9660 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9663 = v9660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9664 = v9663 ? 0.0f : v9660;
-      const float v9665 = v9659 - v9664;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9666 = iron_exp2_approx(v9665);
-      v8508.x[11] = v9666;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9669 = v8508.x[12];
-      const float v9670 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9673 = v9670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9674 = v9673 ? 0.0f : v9670;
-      const float v9675 = v9669 - v9674;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9676 = iron_exp2_approx(v9675);
-      v8508.x[12] = v9676;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9679 = v8508.x[13];
-      const float v9680 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9683 = v9680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9684 = v9683 ? 0.0f : v9680;
-      const float v9685 = v9679 - v9684;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9686 = iron_exp2_approx(v9685);
-      v8508.x[13] = v9686;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9689 = v8508.x[14];
-      const float v9690 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9693 = v9690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9694 = v9693 ? 0.0f : v9690;
-      const float v9695 = v9689 - v9694;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9696 = iron_exp2_approx(v9695);
-      v8508.x[14] = v9696;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9699 = v8508.x[15];
-      const float v9700 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9703 = v9700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9704 = v9703 ? 0.0f : v9700;
-      const float v9705 = v9699 - v9704;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9706 = iron_exp2_approx(v9705);
-      v8508.x[15] = v9706;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9709 = v8508.x[16];
-      const float v9710 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9713 = v9710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9714 = v9713 ? 0.0f : v9710;
-      const float v9715 = v9709 - v9714;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9716 = iron_exp2_approx(v9715);
-      v8508.x[16] = v9716;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9719 = v8508.x[17];
-      const float v9720 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9723 = v9720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9724 = v9723 ? 0.0f : v9720;
-      const float v9725 = v9719 - v9724;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9726 = iron_exp2_approx(v9725);
-      v8508.x[17] = v9726;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9729 = v8508.x[18];
-      const float v9730 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9733 = v9730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9734 = v9733 ? 0.0f : v9730;
-      const float v9735 = v9729 - v9734;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9736 = iron_exp2_approx(v9735);
-      v8508.x[18] = v9736;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9739 = v8508.x[19];
-      const float v9740 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9743 = v9740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9744 = v9743 ? 0.0f : v9740;
-      const float v9745 = v9739 - v9744;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9746 = iron_exp2_approx(v9745);
-      v8508.x[19] = v9746;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9749 = v8508.x[20];
-      const float v9750 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9753 = v9750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9754 = v9753 ? 0.0f : v9750;
-      const float v9755 = v9749 - v9754;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9756 = iron_exp2_approx(v9755);
-      v8508.x[20] = v9756;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9759 = v8508.x[21];
-      const float v9760 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9763 = v9760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9764 = v9763 ? 0.0f : v9760;
-      const float v9765 = v9759 - v9764;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9766 = iron_exp2_approx(v9765);
-      v8508.x[21] = v9766;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9769 = v8508.x[22];
-      const float v9770 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9773 = v9770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9774 = v9773 ? 0.0f : v9770;
-      const float v9775 = v9769 - v9774;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9776 = iron_exp2_approx(v9775);
-      v8508.x[22] = v9776;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9779 = v8508.x[23];
-      const float v9780 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9783 = v9780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9784 = v9783 ? 0.0f : v9780;
-      const float v9785 = v9779 - v9784;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9786 = iron_exp2_approx(v9785);
-      v8508.x[23] = v9786;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9789 = v8508.x[24];
-      const float v9790 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9793 = v9790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9794 = v9793 ? 0.0f : v9790;
-      const float v9795 = v9789 - v9794;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9796 = iron_exp2_approx(v9795);
-      v8508.x[24] = v9796;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9799 = v8508.x[25];
-      const float v9800 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9803 = v9800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9804 = v9803 ? 0.0f : v9800;
-      const float v9805 = v9799 - v9804;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9806 = iron_exp2_approx(v9805);
-      v8508.x[25] = v9806;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9809 = v8508.x[26];
-      const float v9810 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9813 = v9810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9814 = v9813 ? 0.0f : v9810;
-      const float v9815 = v9809 - v9814;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9816 = iron_exp2_approx(v9815);
-      v8508.x[26] = v9816;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9819 = v8508.x[27];
-      const float v9820 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9823 = v9820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9824 = v9823 ? 0.0f : v9820;
-      const float v9825 = v9819 - v9824;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9826 = iron_exp2_approx(v9825);
-      v8508.x[27] = v9826;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9829 = v8508.x[28];
-      const float v9830 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9833 = v9830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9834 = v9833 ? 0.0f : v9830;
-      const float v9835 = v9829 - v9834;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9836 = iron_exp2_approx(v9835);
-      v8508.x[28] = v9836;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9839 = v8508.x[29];
-      const float v9840 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9843 = v9840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9844 = v9843 ? 0.0f : v9840;
-      const float v9845 = v9839 - v9844;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9846 = iron_exp2_approx(v9845);
-      v8508.x[29] = v9846;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9849 = v8508.x[30];
-      const float v9850 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9853 = v9850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9854 = v9853 ? 0.0f : v9850;
-      const float v9855 = v9849 - v9854;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9856 = iron_exp2_approx(v9855);
-      v8508.x[30] = v9856;  // kernels/sdpa/flash_tile.hpp:191
-      const float v9859 = v8508.x[31];
-      const float v9860 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v9863 = v9860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9864 = v9863 ? 0.0f : v9860;
-      const float v9865 = v9859 - v9864;  // kernels/sdpa/flash_tile.hpp:192
-      const float v9866 = iron_exp2_approx(v9865);
-      v8508.x[31] = v9866;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v9868;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v9868, 0.0f);
-      iron_frag_row_reduce<true>(v9868, v8508);
-      const float v9871 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v9872 = v9868.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v9873 = v9476.x[0];
-      const float v9874 = v9871 * v9873;
-      const float v9875 = v9874 + v9872;
-      v587.x[0] = v9875;  // kernels/sdpa/flash_tile.hpp:195
-      const float v9878 = v587.x[1];
-      const float v9879 = v9868.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v9880 = v9476.x[1];
-      const float v9881 = v9878 * v9880;
-      const float v9882 = v9881 + v9879;
-      v587.x[1] = v9882;  // kernels/sdpa/flash_tile.hpp:195
-      const float v9885 = v587.x[2];
-      const float v9886 = v9868.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v9887 = v9476.x[2];
-      const float v9888 = v9885 * v9887;
-      const float v9889 = v9888 + v9886;
-      v587.x[2] = v9889;  // kernels/sdpa/flash_tile.hpp:195
-      const float v9892 = v587.x[3];
-      const float v9893 = v9868.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v9894 = v9476.x[3];
-      const float v9895 = v9892 * v9894;
-      const float v9896 = v9895 + v9893;
-      v587.x[3] = v9896;  // kernels/sdpa/flash_tile.hpp:195
-      const float v9899 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v9900 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9901 = v9899 * v9900;
-      v589.x[0] = v9901;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9904 = v589.x[1];
-      const float v9905 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9906 = v9904 * v9905;
-      v589.x[1] = v9906;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9909 = v589.x[2];
-      const float v9910 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9911 = v9909 * v9910;
-      v589.x[2] = v9911;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9914 = v589.x[3];
-      const float v9915 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9916 = v9914 * v9915;
-      v589.x[3] = v9916;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9919 = v589.x[4];
-      const float v9920 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9921 = v9919 * v9920;
-      v589.x[4] = v9921;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9924 = v589.x[5];
-      const float v9925 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9926 = v9924 * v9925;
-      v589.x[5] = v9926;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9929 = v589.x[6];
-      const float v9930 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9931 = v9929 * v9930;
-      v589.x[6] = v9931;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9934 = v589.x[7];
-      const float v9935 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9936 = v9934 * v9935;
-      v589.x[7] = v9936;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9939 = v589.x[8];
-      const float v9940 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9941 = v9939 * v9940;
-      v589.x[8] = v9941;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9944 = v589.x[9];
-      const float v9945 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9946 = v9944 * v9945;
-      v589.x[9] = v9946;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9949 = v589.x[10];
-      const float v9950 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9951 = v9949 * v9950;
-      v589.x[10] = v9951;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9954 = v589.x[11];
-      const float v9955 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9956 = v9954 * v9955;
-      v589.x[11] = v9956;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9959 = v589.x[12];
-      const float v9960 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9961 = v9959 * v9960;
-      v589.x[12] = v9961;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9964 = v589.x[13];
-      const float v9965 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9966 = v9964 * v9965;
-      v589.x[13] = v9966;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9969 = v589.x[14];
-      const float v9970 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9971 = v9969 * v9970;
-      v589.x[14] = v9971;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9974 = v589.x[15];
-      const float v9975 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9976 = v9974 * v9975;
-      v589.x[15] = v9976;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9979 = v589.x[16];
-      const float v9980 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9981 = v9979 * v9980;
-      v589.x[16] = v9981;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9984 = v589.x[17];
-      const float v9985 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9986 = v9984 * v9985;
-      v589.x[17] = v9986;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9989 = v589.x[18];
-      const float v9990 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9991 = v9989 * v9990;
-      v589.x[18] = v9991;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9994 = v589.x[19];
-      const float v9995 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9996 = v9994 * v9995;
-      v589.x[19] = v9996;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9999 = v589.x[20];
-      const float v10000 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10001 = v9999 * v10000;
-      v589.x[20] = v10001;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10004 = v589.x[21];
-      const float v10005 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10006 = v10004 * v10005;
-      v589.x[21] = v10006;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10009 = v589.x[22];
-      const float v10010 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10011 = v10009 * v10010;
-      v589.x[22] = v10011;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10014 = v589.x[23];
-      const float v10015 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10016 = v10014 * v10015;
-      v589.x[23] = v10016;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10019 = v589.x[24];
-      const float v10020 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10021 = v10019 * v10020;
-      v589.x[24] = v10021;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10024 = v589.x[25];
-      const float v10025 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10026 = v10024 * v10025;
-      v589.x[25] = v10026;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10029 = v589.x[26];
-      const float v10030 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10031 = v10029 * v10030;
-      v589.x[26] = v10031;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10034 = v589.x[27];
-      const float v10035 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10036 = v10034 * v10035;
-      v589.x[27] = v10036;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10039 = v589.x[28];
-      const float v10040 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10041 = v10039 * v10040;
-      v589.x[28] = v10041;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10044 = v589.x[29];
-      const float v10045 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10046 = v10044 * v10045;
-      v589.x[29] = v10046;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10049 = v589.x[30];
-      const float v10050 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10051 = v10049 * v10050;
-      v589.x[30] = v10051;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10054 = v589.x[31];
-      const float v10055 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10056 = v10054 * v10055;
-      v589.x[31] = v10056;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10059 = v591.x[0];
-      const float v10060 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10061 = v10059 * v10060;
-      v591.x[0] = v10061;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10064 = v591.x[1];
-      const float v10065 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10066 = v10064 * v10065;
-      v591.x[1] = v10066;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10069 = v591.x[2];
-      const float v10070 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10071 = v10069 * v10070;
-      v591.x[2] = v10071;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10074 = v591.x[3];
-      const float v10075 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10076 = v10074 * v10075;
-      v591.x[3] = v10076;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10079 = v591.x[4];
-      const float v10080 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10081 = v10079 * v10080;
-      v591.x[4] = v10081;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10084 = v591.x[5];
-      const float v10085 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10086 = v10084 * v10085;
-      v591.x[5] = v10086;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10089 = v591.x[6];
-      const float v10090 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10091 = v10089 * v10090;
-      v591.x[6] = v10091;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10094 = v591.x[7];
-      const float v10095 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10096 = v10094 * v10095;
-      v591.x[7] = v10096;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10099 = v591.x[8];
-      const float v10100 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10101 = v10099 * v10100;
-      v591.x[8] = v10101;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10104 = v591.x[9];
-      const float v10105 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10106 = v10104 * v10105;
-      v591.x[9] = v10106;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10109 = v591.x[10];
-      const float v10110 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10111 = v10109 * v10110;
-      v591.x[10] = v10111;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10114 = v591.x[11];
-      const float v10115 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10116 = v10114 * v10115;
-      v591.x[11] = v10116;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10119 = v591.x[12];
-      const float v10120 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10121 = v10119 * v10120;
-      v591.x[12] = v10121;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10124 = v591.x[13];
-      const float v10125 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10126 = v10124 * v10125;
-      v591.x[13] = v10126;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10129 = v591.x[14];
-      const float v10130 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10131 = v10129 * v10130;
-      v591.x[14] = v10131;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10134 = v591.x[15];
-      const float v10135 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10136 = v10134 * v10135;
-      v591.x[15] = v10136;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10139 = v591.x[16];
-      const float v10140 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10141 = v10139 * v10140;
-      v591.x[16] = v10141;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10144 = v591.x[17];
-      const float v10145 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10146 = v10144 * v10145;
-      v591.x[17] = v10146;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10149 = v591.x[18];
-      const float v10150 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10151 = v10149 * v10150;
-      v591.x[18] = v10151;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10154 = v591.x[19];
-      const float v10155 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10156 = v10154 * v10155;
-      v591.x[19] = v10156;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10159 = v591.x[20];
-      const float v10160 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10161 = v10159 * v10160;
-      v591.x[20] = v10161;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10164 = v591.x[21];
-      const float v10165 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10166 = v10164 * v10165;
-      v591.x[21] = v10166;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10169 = v591.x[22];
-      const float v10170 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10171 = v10169 * v10170;
-      v591.x[22] = v10171;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10174 = v591.x[23];
-      const float v10175 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10176 = v10174 * v10175;
-      v591.x[23] = v10176;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10179 = v591.x[24];
-      const float v10180 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10181 = v10179 * v10180;
-      v591.x[24] = v10181;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10184 = v591.x[25];
-      const float v10185 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10186 = v10184 * v10185;
-      v591.x[25] = v10186;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10189 = v591.x[26];
-      const float v10190 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10191 = v10189 * v10190;
-      v591.x[26] = v10191;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10194 = v591.x[27];
-      const float v10195 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10196 = v10194 * v10195;
-      v591.x[27] = v10196;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10199 = v591.x[28];
-      const float v10200 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10201 = v10199 * v10200;
-      v591.x[28] = v10201;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10204 = v591.x[29];
-      const float v10205 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10206 = v10204 * v10205;
-      v591.x[29] = v10206;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10209 = v591.x[30];
-      const float v10210 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10211 = v10209 * v10210;
-      v591.x[30] = v10211;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10214 = v591.x[31];
-      const float v10215 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10216 = v10214 * v10215;
-      v591.x[31] = v10216;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10219 = v593.x[0];
-      const float v10220 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10221 = v10219 * v10220;
-      v593.x[0] = v10221;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10224 = v593.x[1];
-      const float v10225 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10226 = v10224 * v10225;
-      v593.x[1] = v10226;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10229 = v593.x[2];
-      const float v10230 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10231 = v10229 * v10230;
-      v593.x[2] = v10231;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10234 = v593.x[3];
-      const float v10235 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10236 = v10234 * v10235;
-      v593.x[3] = v10236;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10239 = v593.x[4];
-      const float v10240 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10241 = v10239 * v10240;
-      v593.x[4] = v10241;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10244 = v593.x[5];
-      const float v10245 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10246 = v10244 * v10245;
-      v593.x[5] = v10246;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10249 = v593.x[6];
-      const float v10250 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10251 = v10249 * v10250;
-      v593.x[6] = v10251;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10254 = v593.x[7];
-      const float v10255 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10256 = v10254 * v10255;
-      v593.x[7] = v10256;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10259 = v593.x[8];
-      const float v10260 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10261 = v10259 * v10260;
-      v593.x[8] = v10261;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10264 = v593.x[9];
-      const float v10265 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10266 = v10264 * v10265;
-      v593.x[9] = v10266;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10269 = v593.x[10];
-      const float v10270 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10271 = v10269 * v10270;
-      v593.x[10] = v10271;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10274 = v593.x[11];
-      const float v10275 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10276 = v10274 * v10275;
-      v593.x[11] = v10276;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10279 = v593.x[12];
-      const float v10280 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10281 = v10279 * v10280;
-      v593.x[12] = v10281;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10284 = v593.x[13];
-      const float v10285 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10286 = v10284 * v10285;
-      v593.x[13] = v10286;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10289 = v593.x[14];
-      const float v10290 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10291 = v10289 * v10290;
-      v593.x[14] = v10291;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10294 = v593.x[15];
-      const float v10295 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10296 = v10294 * v10295;
-      v593.x[15] = v10296;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10299 = v593.x[16];
-      const float v10300 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10301 = v10299 * v10300;
-      v593.x[16] = v10301;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10304 = v593.x[17];
-      const float v10305 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10306 = v10304 * v10305;
-      v593.x[17] = v10306;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10309 = v593.x[18];
-      const float v10310 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10311 = v10309 * v10310;
-      v593.x[18] = v10311;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10314 = v593.x[19];
-      const float v10315 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10316 = v10314 * v10315;
-      v593.x[19] = v10316;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10319 = v593.x[20];
-      const float v10320 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10321 = v10319 * v10320;
-      v593.x[20] = v10321;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10324 = v593.x[21];
-      const float v10325 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10326 = v10324 * v10325;
-      v593.x[21] = v10326;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10329 = v593.x[22];
-      const float v10330 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10331 = v10329 * v10330;
-      v593.x[22] = v10331;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10334 = v593.x[23];
-      const float v10335 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10336 = v10334 * v10335;
-      v593.x[23] = v10336;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10339 = v593.x[24];
-      const float v10340 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10341 = v10339 * v10340;
-      v593.x[24] = v10341;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10344 = v593.x[25];
-      const float v10345 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10346 = v10344 * v10345;
-      v593.x[25] = v10346;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10349 = v593.x[26];
-      const float v10350 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10351 = v10349 * v10350;
-      v593.x[26] = v10351;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10354 = v593.x[27];
-      const float v10355 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10356 = v10354 * v10355;
-      v593.x[27] = v10356;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10359 = v593.x[28];
-      const float v10360 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10361 = v10359 * v10360;
-      v593.x[28] = v10361;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10364 = v593.x[29];
-      const float v10365 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10366 = v10364 * v10365;
-      v593.x[29] = v10366;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10369 = v593.x[30];
-      const float v10370 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10371 = v10369 * v10370;
-      v593.x[30] = v10371;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10374 = v593.x[31];
-      const float v10375 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10376 = v10374 * v10375;
-      v593.x[31] = v10376;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10379 = v595.x[0];
-      const float v10380 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10381 = v10379 * v10380;
-      v595.x[0] = v10381;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10384 = v595.x[1];
-      const float v10385 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10386 = v10384 * v10385;
-      v595.x[1] = v10386;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10389 = v595.x[2];
-      const float v10390 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10391 = v10389 * v10390;
-      v595.x[2] = v10391;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10394 = v595.x[3];
-      const float v10395 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10396 = v10394 * v10395;
-      v595.x[3] = v10396;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10399 = v595.x[4];
-      const float v10400 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10401 = v10399 * v10400;
-      v595.x[4] = v10401;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10404 = v595.x[5];
-      const float v10405 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10406 = v10404 * v10405;
-      v595.x[5] = v10406;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10409 = v595.x[6];
-      const float v10410 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10411 = v10409 * v10410;
-      v595.x[6] = v10411;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10414 = v595.x[7];
-      const float v10415 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10416 = v10414 * v10415;
-      v595.x[7] = v10416;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10419 = v595.x[8];
-      const float v10420 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10421 = v10419 * v10420;
-      v595.x[8] = v10421;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10424 = v595.x[9];
-      const float v10425 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10426 = v10424 * v10425;
-      v595.x[9] = v10426;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10429 = v595.x[10];
-      const float v10430 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10431 = v10429 * v10430;
-      v595.x[10] = v10431;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10434 = v595.x[11];
-      const float v10435 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10436 = v10434 * v10435;
-      v595.x[11] = v10436;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10439 = v595.x[12];
-      const float v10440 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10441 = v10439 * v10440;
-      v595.x[12] = v10441;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10444 = v595.x[13];
-      const float v10445 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10446 = v10444 * v10445;
-      v595.x[13] = v10446;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10449 = v595.x[14];
-      const float v10450 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10451 = v10449 * v10450;
-      v595.x[14] = v10451;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10454 = v595.x[15];
-      const float v10455 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10456 = v10454 * v10455;
-      v595.x[15] = v10456;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10459 = v595.x[16];
-      const float v10460 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10461 = v10459 * v10460;
-      v595.x[16] = v10461;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10464 = v595.x[17];
-      const float v10465 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10466 = v10464 * v10465;
-      v595.x[17] = v10466;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10469 = v595.x[18];
-      const float v10470 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10471 = v10469 * v10470;
-      v595.x[18] = v10471;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10474 = v595.x[19];
-      const float v10475 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10476 = v10474 * v10475;
-      v595.x[19] = v10476;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10479 = v595.x[20];
-      const float v10480 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10481 = v10479 * v10480;
-      v595.x[20] = v10481;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10484 = v595.x[21];
-      const float v10485 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10486 = v10484 * v10485;
-      v595.x[21] = v10486;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10489 = v595.x[22];
-      const float v10490 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10491 = v10489 * v10490;
-      v595.x[22] = v10491;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10494 = v595.x[23];
-      const float v10495 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10496 = v10494 * v10495;
-      v595.x[23] = v10496;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10499 = v595.x[24];
-      const float v10500 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10501 = v10499 * v10500;
-      v595.x[24] = v10501;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10504 = v595.x[25];
-      const float v10505 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10506 = v10504 * v10505;
-      v595.x[25] = v10506;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10509 = v595.x[26];
-      const float v10510 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10511 = v10509 * v10510;
-      v595.x[26] = v10511;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10514 = v595.x[27];
-      const float v10515 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10516 = v10514 * v10515;
-      v595.x[27] = v10516;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10519 = v595.x[28];
-      const float v10520 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10521 = v10519 * v10520;
-      v595.x[28] = v10521;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10524 = v595.x[29];
-      const float v10525 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10526 = v10524 * v10525;
-      v595.x[29] = v10526;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10529 = v595.x[30];
-      const float v10530 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10531 = v10529 * v10530;
-      v595.x[30] = v10531;  // kernels/sdpa/flash_tile.hpp:205
-      const float v10534 = v595.x[31];
-      const float v10535 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v10536 = v10534 * v10535;
-      v595.x[31] = v10536;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v10538;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v10538, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v10538, v8508);
-      iron_frag_store<false>(v10538, shm3, v10545, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v9170;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v9170, 0.0f);
+      iron_frag<float, 2, 16, 8> v9172;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v9172, 0.0f);
+      iron_frag_row_reduce<false>(v9172, v8302);
+      iron_frag<float, 2, 16, 8> v9174;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v9174, 0.0f);
+      const float v9178 = v9172.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9179 = v585.x[0];
+      const float v9180 = fmaxf(v9179, v9178);
+      const bool v9183 = v9180 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9184 = v9183 ? 0.0f : v9180;
+      v9174.x[0] = v9184;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9188 = v9172.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9189 = v585.x[1];
+      const float v9190 = fmaxf(v9189, v9188);
+      const bool v9193 = v9190 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9194 = v9193 ? 0.0f : v9190;
+      v9174.x[1] = v9194;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9198 = v9172.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9199 = v585.x[2];
+      const float v9200 = fmaxf(v9199, v9198);
+      const bool v9203 = v9200 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9204 = v9203 ? 0.0f : v9200;
+      v9174.x[2] = v9204;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9208 = v9172.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9209 = v585.x[3];
+      const float v9210 = fmaxf(v9209, v9208);
+      const bool v9213 = v9210 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9214 = v9213 ? 0.0f : v9210;
+      v9174.x[3] = v9214;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9218 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9220 = v9179 - v9218;
+      const float v9221 = iron_exp2_approx(v9220);
+      v9170.x[0] = v9221;  // kernels/sdpa/flash_tile.hpp:213
+      const float v9225 = v9174.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9227 = v9189 - v9225;
+      const float v9228 = iron_exp2_approx(v9227);
+      v9170.x[1] = v9228;  // kernels/sdpa/flash_tile.hpp:213
+      const float v9232 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9234 = v9199 - v9232;
+      const float v9235 = iron_exp2_approx(v9234);
+      v9170.x[2] = v9235;  // kernels/sdpa/flash_tile.hpp:213
+      const float v9239 = v9174.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9241 = v9209 - v9239;
+      const float v9242 = iron_exp2_approx(v9241);
+      v9170.x[3] = v9242;  // kernels/sdpa/flash_tile.hpp:213
+      v585.x[0] = v9180;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9250 = v585.x[1];
+      const float v9252 = fmaxf(v9250, v9188);  // kernels/sdpa/flash_tile.hpp:217
+      v585.x[1] = v9252;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9255 = v585.x[2];
+      const float v9257 = fmaxf(v9255, v9198);  // kernels/sdpa/flash_tile.hpp:217
+      v585.x[2] = v9257;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9260 = v585.x[3];
+      const float v9262 = fmaxf(v9260, v9208);  // kernels/sdpa/flash_tile.hpp:217
+      v585.x[3] = v9262;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9265 = v8302.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9266 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9267 = v9265 - v9266;
+      const float v9268 = iron_exp2_approx(v9267);
+      v8302.x[0] = v9268;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9271 = v8302.x[1];
+      const float v9272 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9273 = v9271 - v9272;
+      const float v9274 = iron_exp2_approx(v9273);
+      v8302.x[1] = v9274;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9277 = v8302.x[2];
+      const float v9278 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9279 = v9277 - v9278;
+      const float v9280 = iron_exp2_approx(v9279);
+      v8302.x[2] = v9280;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9283 = v8302.x[3];
+      const float v9284 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9285 = v9283 - v9284;
+      const float v9286 = iron_exp2_approx(v9285);
+      v8302.x[3] = v9286;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9289 = v8302.x[4];
+      const float v9290 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9291 = v9289 - v9290;
+      const float v9292 = iron_exp2_approx(v9291);
+      v8302.x[4] = v9292;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9295 = v8302.x[5];
+      const float v9296 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9297 = v9295 - v9296;
+      const float v9298 = iron_exp2_approx(v9297);
+      v8302.x[5] = v9298;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9301 = v8302.x[6];
+      const float v9302 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9303 = v9301 - v9302;
+      const float v9304 = iron_exp2_approx(v9303);
+      v8302.x[6] = v9304;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9307 = v8302.x[7];
+      const float v9308 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9309 = v9307 - v9308;
+      const float v9310 = iron_exp2_approx(v9309);
+      v8302.x[7] = v9310;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9313 = v8302.x[8];
+      const float v9314 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9315 = v9313 - v9314;
+      const float v9316 = iron_exp2_approx(v9315);
+      v8302.x[8] = v9316;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9319 = v8302.x[9];
+      const float v9320 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9321 = v9319 - v9320;
+      const float v9322 = iron_exp2_approx(v9321);
+      v8302.x[9] = v9322;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9325 = v8302.x[10];
+      const float v9326 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9327 = v9325 - v9326;
+      const float v9328 = iron_exp2_approx(v9327);
+      v8302.x[10] = v9328;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9331 = v8302.x[11];
+      const float v9332 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9333 = v9331 - v9332;
+      const float v9334 = iron_exp2_approx(v9333);
+      v8302.x[11] = v9334;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9337 = v8302.x[12];
+      const float v9338 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9339 = v9337 - v9338;
+      const float v9340 = iron_exp2_approx(v9339);
+      v8302.x[12] = v9340;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9343 = v8302.x[13];
+      const float v9344 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9345 = v9343 - v9344;
+      const float v9346 = iron_exp2_approx(v9345);
+      v8302.x[13] = v9346;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9349 = v8302.x[14];
+      const float v9350 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9351 = v9349 - v9350;
+      const float v9352 = iron_exp2_approx(v9351);
+      v8302.x[14] = v9352;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9355 = v8302.x[15];
+      const float v9356 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9357 = v9355 - v9356;
+      const float v9358 = iron_exp2_approx(v9357);
+      v8302.x[15] = v9358;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9361 = v8302.x[16];
+      const float v9362 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9363 = v9361 - v9362;
+      const float v9364 = iron_exp2_approx(v9363);
+      v8302.x[16] = v9364;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9367 = v8302.x[17];
+      const float v9368 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9369 = v9367 - v9368;
+      const float v9370 = iron_exp2_approx(v9369);
+      v8302.x[17] = v9370;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9373 = v8302.x[18];
+      const float v9374 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9375 = v9373 - v9374;
+      const float v9376 = iron_exp2_approx(v9375);
+      v8302.x[18] = v9376;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9379 = v8302.x[19];
+      const float v9380 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9381 = v9379 - v9380;
+      const float v9382 = iron_exp2_approx(v9381);
+      v8302.x[19] = v9382;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9385 = v8302.x[20];
+      const float v9386 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9387 = v9385 - v9386;
+      const float v9388 = iron_exp2_approx(v9387);
+      v8302.x[20] = v9388;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9391 = v8302.x[21];
+      const float v9392 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9393 = v9391 - v9392;
+      const float v9394 = iron_exp2_approx(v9393);
+      v8302.x[21] = v9394;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9397 = v8302.x[22];
+      const float v9398 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9399 = v9397 - v9398;
+      const float v9400 = iron_exp2_approx(v9399);
+      v8302.x[22] = v9400;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9403 = v8302.x[23];
+      const float v9404 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9405 = v9403 - v9404;
+      const float v9406 = iron_exp2_approx(v9405);
+      v8302.x[23] = v9406;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9409 = v8302.x[24];
+      const float v9410 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9411 = v9409 - v9410;
+      const float v9412 = iron_exp2_approx(v9411);
+      v8302.x[24] = v9412;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9415 = v8302.x[25];
+      const float v9416 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9417 = v9415 - v9416;
+      const float v9418 = iron_exp2_approx(v9417);
+      v8302.x[25] = v9418;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9421 = v8302.x[26];
+      const float v9422 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9423 = v9421 - v9422;
+      const float v9424 = iron_exp2_approx(v9423);
+      v8302.x[26] = v9424;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9427 = v8302.x[27];
+      const float v9428 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9429 = v9427 - v9428;
+      const float v9430 = iron_exp2_approx(v9429);
+      v8302.x[27] = v9430;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9433 = v8302.x[28];
+      const float v9434 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9435 = v9433 - v9434;
+      const float v9436 = iron_exp2_approx(v9435);
+      v8302.x[28] = v9436;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9439 = v8302.x[29];
+      const float v9440 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9441 = v9439 - v9440;
+      const float v9442 = iron_exp2_approx(v9441);
+      v8302.x[29] = v9442;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9445 = v8302.x[30];
+      const float v9446 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9447 = v9445 - v9446;
+      const float v9448 = iron_exp2_approx(v9447);
+      v8302.x[30] = v9448;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9451 = v8302.x[31];
+      const float v9452 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9453 = v9451 - v9452;
+      const float v9454 = iron_exp2_approx(v9453);
+      v8302.x[31] = v9454;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v9456;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v9456, 0.0f);
+      iron_frag_row_reduce<true>(v9456, v8302);
+      const float v9459 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v9460 = v9456.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9461 = v9170.x[0];
+      const float v9462 = v9459 * v9461;
+      const float v9463 = v9462 + v9460;
+      v587.x[0] = v9463;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9466 = v587.x[1];
+      const float v9467 = v9456.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9468 = v9170.x[1];
+      const float v9469 = v9466 * v9468;
+      const float v9470 = v9469 + v9467;
+      v587.x[1] = v9470;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9473 = v587.x[2];
+      const float v9474 = v9456.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9475 = v9170.x[2];
+      const float v9476 = v9473 * v9475;
+      const float v9477 = v9476 + v9474;
+      v587.x[2] = v9477;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9480 = v587.x[3];
+      const float v9481 = v9456.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9482 = v9170.x[3];
+      const float v9483 = v9480 * v9482;
+      const float v9484 = v9483 + v9481;
+      v587.x[3] = v9484;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9487 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v9488 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9489 = v9487 * v9488;
+      v589.x[0] = v9489;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9492 = v589.x[1];
+      const float v9493 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9494 = v9492 * v9493;
+      v589.x[1] = v9494;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9497 = v589.x[2];
+      const float v9498 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9499 = v9497 * v9498;
+      v589.x[2] = v9499;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9502 = v589.x[3];
+      const float v9503 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9504 = v9502 * v9503;
+      v589.x[3] = v9504;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9507 = v589.x[4];
+      const float v9508 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9509 = v9507 * v9508;
+      v589.x[4] = v9509;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9512 = v589.x[5];
+      const float v9513 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9514 = v9512 * v9513;
+      v589.x[5] = v9514;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9517 = v589.x[6];
+      const float v9518 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9519 = v9517 * v9518;
+      v589.x[6] = v9519;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9522 = v589.x[7];
+      const float v9523 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9524 = v9522 * v9523;
+      v589.x[7] = v9524;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9527 = v589.x[8];
+      const float v9528 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9529 = v9527 * v9528;
+      v589.x[8] = v9529;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9532 = v589.x[9];
+      const float v9533 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9534 = v9532 * v9533;
+      v589.x[9] = v9534;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9537 = v589.x[10];
+      const float v9538 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9539 = v9537 * v9538;
+      v589.x[10] = v9539;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9542 = v589.x[11];
+      const float v9543 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9544 = v9542 * v9543;
+      v589.x[11] = v9544;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9547 = v589.x[12];
+      const float v9548 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9549 = v9547 * v9548;
+      v589.x[12] = v9549;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9552 = v589.x[13];
+      const float v9553 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9554 = v9552 * v9553;
+      v589.x[13] = v9554;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9557 = v589.x[14];
+      const float v9558 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9559 = v9557 * v9558;
+      v589.x[14] = v9559;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9562 = v589.x[15];
+      const float v9563 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9564 = v9562 * v9563;
+      v589.x[15] = v9564;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9567 = v589.x[16];
+      const float v9568 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9569 = v9567 * v9568;
+      v589.x[16] = v9569;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9572 = v589.x[17];
+      const float v9573 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9574 = v9572 * v9573;
+      v589.x[17] = v9574;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9577 = v589.x[18];
+      const float v9578 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9579 = v9577 * v9578;
+      v589.x[18] = v9579;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9582 = v589.x[19];
+      const float v9583 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9584 = v9582 * v9583;
+      v589.x[19] = v9584;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9587 = v589.x[20];
+      const float v9588 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9589 = v9587 * v9588;
+      v589.x[20] = v9589;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9592 = v589.x[21];
+      const float v9593 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9594 = v9592 * v9593;
+      v589.x[21] = v9594;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9597 = v589.x[22];
+      const float v9598 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9599 = v9597 * v9598;
+      v589.x[22] = v9599;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9602 = v589.x[23];
+      const float v9603 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9604 = v9602 * v9603;
+      v589.x[23] = v9604;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9607 = v589.x[24];
+      const float v9608 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9609 = v9607 * v9608;
+      v589.x[24] = v9609;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9612 = v589.x[25];
+      const float v9613 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9614 = v9612 * v9613;
+      v589.x[25] = v9614;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9617 = v589.x[26];
+      const float v9618 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9619 = v9617 * v9618;
+      v589.x[26] = v9619;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9622 = v589.x[27];
+      const float v9623 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9624 = v9622 * v9623;
+      v589.x[27] = v9624;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9627 = v589.x[28];
+      const float v9628 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9629 = v9627 * v9628;
+      v589.x[28] = v9629;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9632 = v589.x[29];
+      const float v9633 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9634 = v9632 * v9633;
+      v589.x[29] = v9634;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9637 = v589.x[30];
+      const float v9638 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9639 = v9637 * v9638;
+      v589.x[30] = v9639;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9642 = v589.x[31];
+      const float v9643 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9644 = v9642 * v9643;
+      v589.x[31] = v9644;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9647 = v591.x[0];
+      const float v9648 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9649 = v9647 * v9648;
+      v591.x[0] = v9649;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9652 = v591.x[1];
+      const float v9653 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9654 = v9652 * v9653;
+      v591.x[1] = v9654;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9657 = v591.x[2];
+      const float v9658 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9659 = v9657 * v9658;
+      v591.x[2] = v9659;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9662 = v591.x[3];
+      const float v9663 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9664 = v9662 * v9663;
+      v591.x[3] = v9664;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9667 = v591.x[4];
+      const float v9668 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9669 = v9667 * v9668;
+      v591.x[4] = v9669;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9672 = v591.x[5];
+      const float v9673 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9674 = v9672 * v9673;
+      v591.x[5] = v9674;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9677 = v591.x[6];
+      const float v9678 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9679 = v9677 * v9678;
+      v591.x[6] = v9679;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9682 = v591.x[7];
+      const float v9683 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9684 = v9682 * v9683;
+      v591.x[7] = v9684;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9687 = v591.x[8];
+      const float v9688 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9689 = v9687 * v9688;
+      v591.x[8] = v9689;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9692 = v591.x[9];
+      const float v9693 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9694 = v9692 * v9693;
+      v591.x[9] = v9694;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9697 = v591.x[10];
+      const float v9698 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9699 = v9697 * v9698;
+      v591.x[10] = v9699;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9702 = v591.x[11];
+      const float v9703 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9704 = v9702 * v9703;
+      v591.x[11] = v9704;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9707 = v591.x[12];
+      const float v9708 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9709 = v9707 * v9708;
+      v591.x[12] = v9709;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9712 = v591.x[13];
+      const float v9713 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9714 = v9712 * v9713;
+      v591.x[13] = v9714;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9717 = v591.x[14];
+      const float v9718 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9719 = v9717 * v9718;
+      v591.x[14] = v9719;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9722 = v591.x[15];
+      const float v9723 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9724 = v9722 * v9723;
+      v591.x[15] = v9724;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9727 = v591.x[16];
+      const float v9728 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9729 = v9727 * v9728;
+      v591.x[16] = v9729;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9732 = v591.x[17];
+      const float v9733 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9734 = v9732 * v9733;
+      v591.x[17] = v9734;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9737 = v591.x[18];
+      const float v9738 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9739 = v9737 * v9738;
+      v591.x[18] = v9739;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9742 = v591.x[19];
+      const float v9743 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9744 = v9742 * v9743;
+      v591.x[19] = v9744;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9747 = v591.x[20];
+      const float v9748 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9749 = v9747 * v9748;
+      v591.x[20] = v9749;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9752 = v591.x[21];
+      const float v9753 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9754 = v9752 * v9753;
+      v591.x[21] = v9754;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9757 = v591.x[22];
+      const float v9758 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9759 = v9757 * v9758;
+      v591.x[22] = v9759;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9762 = v591.x[23];
+      const float v9763 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9764 = v9762 * v9763;
+      v591.x[23] = v9764;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9767 = v591.x[24];
+      const float v9768 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9769 = v9767 * v9768;
+      v591.x[24] = v9769;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9772 = v591.x[25];
+      const float v9773 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9774 = v9772 * v9773;
+      v591.x[25] = v9774;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9777 = v591.x[26];
+      const float v9778 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9779 = v9777 * v9778;
+      v591.x[26] = v9779;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9782 = v591.x[27];
+      const float v9783 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9784 = v9782 * v9783;
+      v591.x[27] = v9784;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9787 = v591.x[28];
+      const float v9788 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9789 = v9787 * v9788;
+      v591.x[28] = v9789;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9792 = v591.x[29];
+      const float v9793 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9794 = v9792 * v9793;
+      v591.x[29] = v9794;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9797 = v591.x[30];
+      const float v9798 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9799 = v9797 * v9798;
+      v591.x[30] = v9799;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9802 = v591.x[31];
+      const float v9803 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9804 = v9802 * v9803;
+      v591.x[31] = v9804;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9807 = v593.x[0];
+      const float v9808 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9809 = v9807 * v9808;
+      v593.x[0] = v9809;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9812 = v593.x[1];
+      const float v9813 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9814 = v9812 * v9813;
+      v593.x[1] = v9814;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9817 = v593.x[2];
+      const float v9818 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9819 = v9817 * v9818;
+      v593.x[2] = v9819;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9822 = v593.x[3];
+      const float v9823 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9824 = v9822 * v9823;
+      v593.x[3] = v9824;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9827 = v593.x[4];
+      const float v9828 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9829 = v9827 * v9828;
+      v593.x[4] = v9829;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9832 = v593.x[5];
+      const float v9833 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9834 = v9832 * v9833;
+      v593.x[5] = v9834;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9837 = v593.x[6];
+      const float v9838 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9839 = v9837 * v9838;
+      v593.x[6] = v9839;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9842 = v593.x[7];
+      const float v9843 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9844 = v9842 * v9843;
+      v593.x[7] = v9844;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9847 = v593.x[8];
+      const float v9848 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9849 = v9847 * v9848;
+      v593.x[8] = v9849;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9852 = v593.x[9];
+      const float v9853 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9854 = v9852 * v9853;
+      v593.x[9] = v9854;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9857 = v593.x[10];
+      const float v9858 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9859 = v9857 * v9858;
+      v593.x[10] = v9859;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9862 = v593.x[11];
+      const float v9863 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9864 = v9862 * v9863;
+      v593.x[11] = v9864;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9867 = v593.x[12];
+      const float v9868 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9869 = v9867 * v9868;
+      v593.x[12] = v9869;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9872 = v593.x[13];
+      const float v9873 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9874 = v9872 * v9873;
+      v593.x[13] = v9874;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9877 = v593.x[14];
+      const float v9878 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9879 = v9877 * v9878;
+      v593.x[14] = v9879;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9882 = v593.x[15];
+      const float v9883 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9884 = v9882 * v9883;
+      v593.x[15] = v9884;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9887 = v593.x[16];
+      const float v9888 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9889 = v9887 * v9888;
+      v593.x[16] = v9889;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9892 = v593.x[17];
+      const float v9893 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9894 = v9892 * v9893;
+      v593.x[17] = v9894;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9897 = v593.x[18];
+      const float v9898 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9899 = v9897 * v9898;
+      v593.x[18] = v9899;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9902 = v593.x[19];
+      const float v9903 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9904 = v9902 * v9903;
+      v593.x[19] = v9904;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9907 = v593.x[20];
+      const float v9908 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9909 = v9907 * v9908;
+      v593.x[20] = v9909;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9912 = v593.x[21];
+      const float v9913 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9914 = v9912 * v9913;
+      v593.x[21] = v9914;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9917 = v593.x[22];
+      const float v9918 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9919 = v9917 * v9918;
+      v593.x[22] = v9919;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9922 = v593.x[23];
+      const float v9923 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9924 = v9922 * v9923;
+      v593.x[23] = v9924;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9927 = v593.x[24];
+      const float v9928 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9929 = v9927 * v9928;
+      v593.x[24] = v9929;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9932 = v593.x[25];
+      const float v9933 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9934 = v9932 * v9933;
+      v593.x[25] = v9934;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9937 = v593.x[26];
+      const float v9938 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9939 = v9937 * v9938;
+      v593.x[26] = v9939;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9942 = v593.x[27];
+      const float v9943 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9944 = v9942 * v9943;
+      v593.x[27] = v9944;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9947 = v593.x[28];
+      const float v9948 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9949 = v9947 * v9948;
+      v593.x[28] = v9949;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9952 = v593.x[29];
+      const float v9953 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9954 = v9952 * v9953;
+      v593.x[29] = v9954;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9957 = v593.x[30];
+      const float v9958 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9959 = v9957 * v9958;
+      v593.x[30] = v9959;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9962 = v593.x[31];
+      const float v9963 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9964 = v9962 * v9963;
+      v593.x[31] = v9964;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9967 = v595.x[0];
+      const float v9968 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9969 = v9967 * v9968;
+      v595.x[0] = v9969;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9972 = v595.x[1];
+      const float v9973 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9974 = v9972 * v9973;
+      v595.x[1] = v9974;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9977 = v595.x[2];
+      const float v9978 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9979 = v9977 * v9978;
+      v595.x[2] = v9979;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9982 = v595.x[3];
+      const float v9983 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9984 = v9982 * v9983;
+      v595.x[3] = v9984;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9987 = v595.x[4];
+      const float v9988 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9989 = v9987 * v9988;
+      v595.x[4] = v9989;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9992 = v595.x[5];
+      const float v9993 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9994 = v9992 * v9993;
+      v595.x[5] = v9994;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9997 = v595.x[6];
+      const float v9998 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9999 = v9997 * v9998;
+      v595.x[6] = v9999;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10002 = v595.x[7];
+      const float v10003 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10004 = v10002 * v10003;
+      v595.x[7] = v10004;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10007 = v595.x[8];
+      const float v10008 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10009 = v10007 * v10008;
+      v595.x[8] = v10009;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10012 = v595.x[9];
+      const float v10013 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10014 = v10012 * v10013;
+      v595.x[9] = v10014;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10017 = v595.x[10];
+      const float v10018 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10019 = v10017 * v10018;
+      v595.x[10] = v10019;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10022 = v595.x[11];
+      const float v10023 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10024 = v10022 * v10023;
+      v595.x[11] = v10024;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10027 = v595.x[12];
+      const float v10028 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10029 = v10027 * v10028;
+      v595.x[12] = v10029;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10032 = v595.x[13];
+      const float v10033 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10034 = v10032 * v10033;
+      v595.x[13] = v10034;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10037 = v595.x[14];
+      const float v10038 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10039 = v10037 * v10038;
+      v595.x[14] = v10039;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10042 = v595.x[15];
+      const float v10043 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10044 = v10042 * v10043;
+      v595.x[15] = v10044;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10047 = v595.x[16];
+      const float v10048 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10049 = v10047 * v10048;
+      v595.x[16] = v10049;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10052 = v595.x[17];
+      const float v10053 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10054 = v10052 * v10053;
+      v595.x[17] = v10054;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10057 = v595.x[18];
+      const float v10058 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10059 = v10057 * v10058;
+      v595.x[18] = v10059;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10062 = v595.x[19];
+      const float v10063 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10064 = v10062 * v10063;
+      v595.x[19] = v10064;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10067 = v595.x[20];
+      const float v10068 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10069 = v10067 * v10068;
+      v595.x[20] = v10069;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10072 = v595.x[21];
+      const float v10073 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10074 = v10072 * v10073;
+      v595.x[21] = v10074;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10077 = v595.x[22];
+      const float v10078 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10079 = v10077 * v10078;
+      v595.x[22] = v10079;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10082 = v595.x[23];
+      const float v10083 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10084 = v10082 * v10083;
+      v595.x[23] = v10084;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10087 = v595.x[24];
+      const float v10088 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10089 = v10087 * v10088;
+      v595.x[24] = v10089;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10092 = v595.x[25];
+      const float v10093 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10094 = v10092 * v10093;
+      v595.x[25] = v10094;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10097 = v595.x[26];
+      const float v10098 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10099 = v10097 * v10098;
+      v595.x[26] = v10099;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10102 = v595.x[27];
+      const float v10103 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10104 = v10102 * v10103;
+      v595.x[27] = v10104;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10107 = v595.x[28];
+      const float v10108 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10109 = v10107 * v10108;
+      v595.x[28] = v10109;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10112 = v595.x[29];
+      const float v10113 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10114 = v10112 * v10113;
+      v595.x[29] = v10114;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10117 = v595.x[30];
+      const float v10118 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10119 = v10117 * v10118;
+      v595.x[30] = v10119;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10122 = v595.x[31];
+      const float v10123 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10124 = v10122 * v10123;
+      v595.x[31] = v10124;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v10126;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v10126, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10126, v8302);
+      iron_frag_store<false>(v10126, shm3, v10133, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v10799;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v10799, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10799, shm3, v10610, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10801;
-      iron_frag_fill(v10801, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10801, shm2, v8512, 64u);
-      iron_frag_mma_sync(v589, v10799, v10801);
-      const unsigned int v10808 = v8512 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10810;
-      iron_frag_fill(v10810, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10810, shm3, v10621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10812;
-      iron_frag_fill(v10812, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10812, shm2, v10808, 64u);
-      iron_frag_mma_sync(v589, v10810, v10812);
-      const unsigned int v10819 = v8512 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10821;
-      iron_frag_fill(v10821, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10821, shm3, v10630, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10823;
-      iron_frag_fill(v10823, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10823, shm2, v10819, 64u);
-      iron_frag_mma_sync(v589, v10821, v10823);
-      const unsigned int v10830 = v8512 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10832;
-      iron_frag_fill(v10832, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10832, shm3, v10639, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10834;
-      iron_frag_fill(v10834, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10834, shm2, v10830, 64u);
-      iron_frag_mma_sync(v589, v10832, v10834);
-      iron_frag<iron_bf16, 0, 16, 16> v10852;
-      iron_frag_fill(v10852, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10852, shm3, v10610, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10854;
-      iron_frag_fill(v10854, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10854, shm2, v8525, 64u);
-      iron_frag_mma_sync(v591, v10852, v10854);
-      const unsigned int v10861 = v8525 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10863;
-      iron_frag_fill(v10863, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10863, shm3, v10621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10865;
-      iron_frag_fill(v10865, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10865, shm2, v10861, 64u);
-      iron_frag_mma_sync(v591, v10863, v10865);
-      const unsigned int v10872 = v8525 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10874;
-      iron_frag_fill(v10874, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10874, shm3, v10630, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10876;
-      iron_frag_fill(v10876, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10876, shm2, v10872, 64u);
-      iron_frag_mma_sync(v591, v10874, v10876);
-      const unsigned int v10883 = v8525 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10885;
-      iron_frag_fill(v10885, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10885, shm3, v10639, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10887;
-      iron_frag_fill(v10887, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10887, shm2, v10883, 64u);
-      iron_frag_mma_sync(v591, v10885, v10887);
-      iron_frag<iron_bf16, 0, 16, 16> v10905;
-      iron_frag_fill(v10905, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10905, shm3, v10610, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10907;
-      iron_frag_fill(v10907, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10907, shm2, v8537, 64u);
-      iron_frag_mma_sync(v593, v10905, v10907);
-      const unsigned int v10914 = v8537 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10916;
-      iron_frag_fill(v10916, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10916, shm3, v10621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10918;
-      iron_frag_fill(v10918, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10918, shm2, v10914, 64u);
-      iron_frag_mma_sync(v593, v10916, v10918);
-      const unsigned int v10925 = v8537 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10927;
-      iron_frag_fill(v10927, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10927, shm3, v10630, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10929;
-      iron_frag_fill(v10929, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10929, shm2, v10925, 64u);
-      iron_frag_mma_sync(v593, v10927, v10929);
-      const unsigned int v10936 = v8537 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10938;
-      iron_frag_fill(v10938, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10938, shm3, v10639, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10940;
-      iron_frag_fill(v10940, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10940, shm2, v10936, 64u);
-      iron_frag_mma_sync(v593, v10938, v10940);
-      iron_frag<iron_bf16, 0, 16, 16> v10958;
-      iron_frag_fill(v10958, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10958, shm3, v10610, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10960;
-      iron_frag_fill(v10960, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10960, shm2, v8549, 64u);
-      iron_frag_mma_sync(v595, v10958, v10960);
-      const unsigned int v10967 = v8549 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10969;
-      iron_frag_fill(v10969, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10969, shm3, v10621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10971;
-      iron_frag_fill(v10971, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10971, shm2, v10967, 64u);
-      iron_frag_mma_sync(v595, v10969, v10971);
-      const unsigned int v10978 = v8549 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10980;
-      iron_frag_fill(v10980, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10980, shm3, v10630, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10982;
-      iron_frag_fill(v10982, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10982, shm2, v10978, 64u);
-      iron_frag_mma_sync(v595, v10980, v10982);
-      const unsigned int v10989 = v8549 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10991;
-      iron_frag_fill(v10991, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10991, shm3, v10639, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10993;
-      iron_frag_fill(v10993, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10993, shm2, v10989, 64u);
-      iron_frag_mma_sync(v595, v10991, v10993);
+      iron_frag<iron_bf16, 0, 16, 16> v10387;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v10387, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10387, shm3, v10198, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10389;
+      iron_frag_fill(v10389, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10389, shm2, v8306, 64u);
+      iron_frag_mma_sync(v589, v10387, v10389);
+      const unsigned int v10396 = v8306 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10398;
+      iron_frag_fill(v10398, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10398, shm3, v10209, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10400;
+      iron_frag_fill(v10400, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10400, shm2, v10396, 64u);
+      iron_frag_mma_sync(v589, v10398, v10400);
+      const unsigned int v10407 = v8306 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10409;
+      iron_frag_fill(v10409, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10409, shm3, v10218, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10411;
+      iron_frag_fill(v10411, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10411, shm2, v10407, 64u);
+      iron_frag_mma_sync(v589, v10409, v10411);
+      const unsigned int v10418 = v8306 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10420;
+      iron_frag_fill(v10420, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10420, shm3, v10227, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10422;
+      iron_frag_fill(v10422, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10422, shm2, v10418, 64u);
+      iron_frag_mma_sync(v589, v10420, v10422);
+      iron_frag<iron_bf16, 0, 16, 16> v10440;
+      iron_frag_fill(v10440, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10440, shm3, v10198, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10442;
+      iron_frag_fill(v10442, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10442, shm2, v8319, 64u);
+      iron_frag_mma_sync(v591, v10440, v10442);
+      const unsigned int v10449 = v8319 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10451;
+      iron_frag_fill(v10451, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10451, shm3, v10209, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10453;
+      iron_frag_fill(v10453, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10453, shm2, v10449, 64u);
+      iron_frag_mma_sync(v591, v10451, v10453);
+      const unsigned int v10460 = v8319 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10462;
+      iron_frag_fill(v10462, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10462, shm3, v10218, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10464;
+      iron_frag_fill(v10464, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10464, shm2, v10460, 64u);
+      iron_frag_mma_sync(v591, v10462, v10464);
+      const unsigned int v10471 = v8319 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10473;
+      iron_frag_fill(v10473, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10473, shm3, v10227, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10475;
+      iron_frag_fill(v10475, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10475, shm2, v10471, 64u);
+      iron_frag_mma_sync(v591, v10473, v10475);
+      iron_frag<iron_bf16, 0, 16, 16> v10493;
+      iron_frag_fill(v10493, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10493, shm3, v10198, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10495;
+      iron_frag_fill(v10495, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10495, shm2, v8331, 64u);
+      iron_frag_mma_sync(v593, v10493, v10495);
+      const unsigned int v10502 = v8331 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10504;
+      iron_frag_fill(v10504, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10504, shm3, v10209, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10506;
+      iron_frag_fill(v10506, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10506, shm2, v10502, 64u);
+      iron_frag_mma_sync(v593, v10504, v10506);
+      const unsigned int v10513 = v8331 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10515;
+      iron_frag_fill(v10515, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10515, shm3, v10218, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10517;
+      iron_frag_fill(v10517, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10517, shm2, v10513, 64u);
+      iron_frag_mma_sync(v593, v10515, v10517);
+      const unsigned int v10524 = v8331 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10526;
+      iron_frag_fill(v10526, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10526, shm3, v10227, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10528;
+      iron_frag_fill(v10528, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10528, shm2, v10524, 64u);
+      iron_frag_mma_sync(v593, v10526, v10528);
+      iron_frag<iron_bf16, 0, 16, 16> v10546;
+      iron_frag_fill(v10546, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10546, shm3, v10198, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10548;
+      iron_frag_fill(v10548, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10548, shm2, v8343, 64u);
+      iron_frag_mma_sync(v595, v10546, v10548);
+      const unsigned int v10555 = v8343 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10557;
+      iron_frag_fill(v10557, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10557, shm3, v10209, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10559;
+      iron_frag_fill(v10559, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10559, shm2, v10555, 64u);
+      iron_frag_mma_sync(v595, v10557, v10559);
+      const unsigned int v10566 = v8343 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10568;
+      iron_frag_fill(v10568, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10568, shm3, v10218, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10570;
+      iron_frag_fill(v10570, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10570, shm2, v10566, 64u);
+      iron_frag_mma_sync(v595, v10568, v10570);
+      const unsigned int v10577 = v8343 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10579;
+      iron_frag_fill(v10579, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10579, shm3, v10227, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10581;
+      iron_frag_fill(v10581, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10581, shm2, v10577, 64u);
+      iron_frag_mma_sync(v595, v10579, v10581);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3909 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3911, 0.0f);
-    const float v3915 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3916 = fmaxf(v3915, v3909);
-    const bool v3919 = v3916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3920 = v3919 ? 0.0f : v3916;
-    v3911.x[0] = v3920;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3924 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3925 = fmaxf(v3924, v3909);
-    const bool v3928 = v3925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3929 = v3928 ? 0.0f : v3925;
-    v3911.x[1] = v3929;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3933 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3934 = fmaxf(v3933, v3909);
-    const bool v3937 = v3934 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3938 = v3937 ? 0.0f : v3934;
-    v3911.x[2] = v3938;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3942 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3943 = fmaxf(v3942, v3909);
-    const bool v3946 = v3943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3947 = v3946 ? 0.0f : v3943;
-    v3911.x[3] = v3947;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3949;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3949, 0.0f);
-    const float v3953 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3954 = v3909 - v3953;
-    const float v3955 = exp2f(v3954);
-    const float v3957 = v585.x[0];
-    const float v3958 = v3957 - v3953;
-    const float v3959 = exp2f(v3958);
-    const float v3960 = v587.x[0];
-    const float v3961 = v3960 * v3959;
-    const float v3962 = v3961 + v3955;
-    v3949.x[0] = v3962;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3966 = v3911.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3967 = v3909 - v3966;
-    const float v3968 = exp2f(v3967);
-    const float v3970 = v585.x[1];
-    const float v3971 = v3970 - v3966;
-    const float v3972 = exp2f(v3971);
-    const float v3973 = v587.x[1];
-    const float v3974 = v3973 * v3972;
-    const float v3975 = v3974 + v3968;
-    v3949.x[1] = v3975;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3979 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3980 = v3909 - v3979;
-    const float v3981 = exp2f(v3980);
-    const float v3983 = v585.x[2];
-    const float v3984 = v3983 - v3979;
-    const float v3985 = exp2f(v3984);
-    const float v3986 = v587.x[2];
-    const float v3987 = v3986 * v3985;
-    const float v3988 = v3987 + v3981;
-    v3949.x[2] = v3988;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3992 = v3911.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3993 = v3909 - v3992;
-    const float v3994 = exp2f(v3993);
-    const float v3996 = v585.x[3];
-    const float v3997 = v3996 - v3992;
-    const float v3998 = exp2f(v3997);
-    const float v3999 = v587.x[3];
-    const float v4000 = v3999 * v3998;
-    const float v4001 = v4000 + v3994;
-    v3949.x[3] = v4001;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v4003;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v4003, 0.0f);
-    const float v4007 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4009 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4010 = v585.x[0];
-    const float v4011 = v4010 - v4009;
-    const float v4012 = exp2f(v4011);
-    const float v4013 = v4012 / v4007;
-    const bool v4015 = v4007 > 0.0f;
-    const float v4016 = v4015 ? v4013 : 0.0f;
-    v4003.x[0] = v4016;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4020 = v3949.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4022 = v3911.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4023 = v585.x[1];
-    const float v4024 = v4023 - v4022;
-    const float v4025 = exp2f(v4024);
-    const float v4026 = v4025 / v4020;
-    const bool v4028 = v4020 > 0.0f;
-    const float v4029 = v4028 ? v4026 : 0.0f;
-    v4003.x[1] = v4029;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4033 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4035 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4036 = v585.x[2];
-    const float v4037 = v4036 - v4035;
-    const float v4038 = exp2f(v4037);
-    const float v4039 = v4038 / v4033;
-    const bool v4041 = v4033 > 0.0f;
-    const float v4042 = v4041 ? v4039 : 0.0f;
-    v4003.x[2] = v4042;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4046 = v3949.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4048 = v3911.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4049 = v585.x[3];
-    const float v4050 = v4049 - v4048;
-    const float v4051 = exp2f(v4050);
-    const float v4052 = v4051 / v4046;
-    const bool v4054 = v4046 > 0.0f;
-    const float v4055 = v4054 ? v4052 : 0.0f;
-    v4003.x[3] = v4055;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v4057 = v56 + v9898;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4058 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4059 = v589.x[0];
-    const float v4060 = v4059 * v4058;
-    const bool v4061 = v4057 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4061) {
-      const iron_bf16 v4065 = iron_f32_to_bf16(v4060);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4067 = v13 + v4057;
-      const unsigned int v4068 = v4067 * v1;
-      const unsigned int v4069 = v4068 + v28;
-      const unsigned int v4070 = v4069 << 8u;
-      const unsigned int v4071 = v4070 + v9897;
-      out[v4071] = v4065;
-    }
-    const unsigned int v4073 = v56 + v9903;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4074 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4075 = v589.x[1];
-    const float v4076 = v4075 * v4074;
-    const bool v4077 = v4073 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4077) {
-      const iron_bf16 v4081 = iron_f32_to_bf16(v4076);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4083 = v13 + v4073;
-      const unsigned int v4084 = v4083 * v1;
-      const unsigned int v4085 = v4084 + v28;
-      const unsigned int v4086 = v4085 << 8u;
-      const unsigned int v4087 = v4086 + v9902;
-      out[v4087] = v4081;
-    }
-    const unsigned int v4089 = v56 + v9908;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4090 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4091 = v589.x[2];
-    const float v4092 = v4091 * v4090;
-    const bool v4093 = v4089 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4093) {
-      const iron_bf16 v4097 = iron_f32_to_bf16(v4092);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4099 = v13 + v4089;
-      const unsigned int v4100 = v4099 * v1;
-      const unsigned int v4101 = v4100 + v28;
-      const unsigned int v4102 = v4101 << 8u;
-      const unsigned int v4103 = v4102 + v9907;
-      out[v4103] = v4097;
-    }
-    const unsigned int v4105 = v56 + v9913;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4106 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4107 = v589.x[3];
-    const float v4108 = v4107 * v4106;
-    const bool v4109 = v4105 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4109) {
-      const iron_bf16 v4113 = iron_f32_to_bf16(v4108);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4115 = v13 + v4105;
-      const unsigned int v4116 = v4115 * v1;
-      const unsigned int v4117 = v4116 + v28;
-      const unsigned int v4118 = v4117 << 8u;
-      const unsigned int v4119 = v4118 + v9912;
-      out[v4119] = v4113;
-    }
-    const unsigned int v4121 = v56 + v9918;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4122 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4123 = v589.x[4];
-    const float v4124 = v4123 * v4122;
-    const bool v4125 = v4121 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4125) {
-      const iron_bf16 v4129 = iron_f32_to_bf16(v4124);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4131 = v13 + v4121;
-      const unsigned int v4132 = v4131 * v1;
-      const unsigned int v4133 = v4132 + v28;
-      const unsigned int v4134 = v4133 << 8u;
-      const unsigned int v4135 = v4134 + v9917;
-      out[v4135] = v4129;
-    }
-    const unsigned int v4137 = v56 + v9923;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4138 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4139 = v589.x[5];
-    const float v4140 = v4139 * v4138;
-    const bool v4141 = v4137 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4141) {
-      const iron_bf16 v4145 = iron_f32_to_bf16(v4140);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4147 = v13 + v4137;
-      const unsigned int v4148 = v4147 * v1;
-      const unsigned int v4149 = v4148 + v28;
-      const unsigned int v4150 = v4149 << 8u;
-      const unsigned int v4151 = v4150 + v9922;
-      out[v4151] = v4145;
-    }
-    const unsigned int v4153 = v56 + v9928;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4154 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4155 = v589.x[6];
-    const float v4156 = v4155 * v4154;
-    const bool v4157 = v4153 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4157) {
-      const iron_bf16 v4161 = iron_f32_to_bf16(v4156);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4163 = v13 + v4153;
-      const unsigned int v4164 = v4163 * v1;
-      const unsigned int v4165 = v4164 + v28;
-      const unsigned int v4166 = v4165 << 8u;
-      const unsigned int v4167 = v4166 + v9927;
-      out[v4167] = v4161;
-    }
-    const unsigned int v4169 = v56 + v9933;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4170 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4171 = v589.x[7];
-    const float v4172 = v4171 * v4170;
-    const bool v4173 = v4169 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4173) {
-      const iron_bf16 v4177 = iron_f32_to_bf16(v4172);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4179 = v13 + v4169;
-      const unsigned int v4180 = v4179 * v1;
-      const unsigned int v4181 = v4180 + v28;
-      const unsigned int v4182 = v4181 << 8u;
-      const unsigned int v4183 = v4182 + v9932;
-      out[v4183] = v4177;
-    }
-    const unsigned int v4185 = v56 + v9938;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4186 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4187 = v589.x[8];
-    const float v4188 = v4187 * v4186;
-    const bool v4189 = v4185 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4189) {
-      const iron_bf16 v4193 = iron_f32_to_bf16(v4188);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4195 = v13 + v4185;
-      const unsigned int v4196 = v4195 * v1;
-      const unsigned int v4197 = v4196 + v28;
-      const unsigned int v4198 = v4197 << 8u;
-      const unsigned int v4199 = v4198 + v9937;
-      out[v4199] = v4193;
-    }
-    const unsigned int v4201 = v56 + v9943;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4202 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4203 = v589.x[9];
-    const float v4204 = v4203 * v4202;
-    const bool v4205 = v4201 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4205) {
-      const iron_bf16 v4209 = iron_f32_to_bf16(v4204);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4211 = v13 + v4201;
-      const unsigned int v4212 = v4211 * v1;
-      const unsigned int v4213 = v4212 + v28;
-      const unsigned int v4214 = v4213 << 8u;
-      const unsigned int v4215 = v4214 + v9942;
-      out[v4215] = v4209;
-    }
-    const unsigned int v4217 = v56 + v9948;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4218 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4219 = v589.x[10];
-    const float v4220 = v4219 * v4218;
-    const bool v4221 = v4217 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4221) {
-      const iron_bf16 v4225 = iron_f32_to_bf16(v4220);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4227 = v13 + v4217;
-      const unsigned int v4228 = v4227 * v1;
-      const unsigned int v4229 = v4228 + v28;
-      const unsigned int v4230 = v4229 << 8u;
-      const unsigned int v4231 = v4230 + v9947;
-      out[v4231] = v4225;
-    }
-    const unsigned int v4233 = v56 + v9953;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4234 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4235 = v589.x[11];
-    const float v4236 = v4235 * v4234;
-    const bool v4237 = v4233 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4237) {
-      const iron_bf16 v4241 = iron_f32_to_bf16(v4236);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4243 = v13 + v4233;
-      const unsigned int v4244 = v4243 * v1;
-      const unsigned int v4245 = v4244 + v28;
-      const unsigned int v4246 = v4245 << 8u;
-      const unsigned int v4247 = v4246 + v9952;
-      out[v4247] = v4241;
-    }
-    const unsigned int v4249 = v56 + v9958;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4250 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4251 = v589.x[12];
-    const float v4252 = v4251 * v4250;
-    const bool v4253 = v4249 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4253) {
-      const iron_bf16 v4257 = iron_f32_to_bf16(v4252);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4259 = v13 + v4249;
-      const unsigned int v4260 = v4259 * v1;
-      const unsigned int v4261 = v4260 + v28;
-      const unsigned int v4262 = v4261 << 8u;
-      const unsigned int v4263 = v4262 + v9957;
-      out[v4263] = v4257;
-    }
-    const unsigned int v4265 = v56 + v9963;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4266 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4267 = v589.x[13];
-    const float v4268 = v4267 * v4266;
-    const bool v4269 = v4265 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4269) {
-      const iron_bf16 v4273 = iron_f32_to_bf16(v4268);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4275 = v13 + v4265;
-      const unsigned int v4276 = v4275 * v1;
-      const unsigned int v4277 = v4276 + v28;
-      const unsigned int v4278 = v4277 << 8u;
-      const unsigned int v4279 = v4278 + v9962;
-      out[v4279] = v4273;
-    }
-    const unsigned int v4281 = v56 + v9968;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4282 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4283 = v589.x[14];
-    const float v4284 = v4283 * v4282;
-    const bool v4285 = v4281 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4285) {
-      const iron_bf16 v4289 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4291 = v13 + v4281;
-      const unsigned int v4292 = v4291 * v1;
-      const unsigned int v4293 = v4292 + v28;
-      const unsigned int v4294 = v4293 << 8u;
-      const unsigned int v4295 = v4294 + v9967;
-      out[v4295] = v4289;
-    }
-    const unsigned int v4297 = v56 + v9973;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4298 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4299 = v589.x[15];
-    const float v4300 = v4299 * v4298;
-    const bool v4301 = v4297 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4301) {
-      const iron_bf16 v4305 = iron_f32_to_bf16(v4300);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4307 = v13 + v4297;
-      const unsigned int v4308 = v4307 * v1;
-      const unsigned int v4309 = v4308 + v28;
-      const unsigned int v4310 = v4309 << 8u;
-      const unsigned int v4311 = v4310 + v9972;
-      out[v4311] = v4305;
-    }
-    const unsigned int v4313 = v56 + v9978;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4314 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4315 = v589.x[16];
-    const float v4316 = v4315 * v4314;
-    const bool v4317 = v4313 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4317) {
-      const iron_bf16 v4321 = iron_f32_to_bf16(v4316);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4323 = v13 + v4313;
-      const unsigned int v4324 = v4323 * v1;
-      const unsigned int v4325 = v4324 + v28;
-      const unsigned int v4326 = v4325 << 8u;
-      const unsigned int v4327 = v4326 + v9977;
-      out[v4327] = v4321;
-    }
-    const unsigned int v4329 = v56 + v9983;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4330 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4331 = v589.x[17];
-    const float v4332 = v4331 * v4330;
-    const bool v4333 = v4329 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4333) {
-      const iron_bf16 v4337 = iron_f32_to_bf16(v4332);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4339 = v13 + v4329;
-      const unsigned int v4340 = v4339 * v1;
-      const unsigned int v4341 = v4340 + v28;
-      const unsigned int v4342 = v4341 << 8u;
-      const unsigned int v4343 = v4342 + v9982;
-      out[v4343] = v4337;
-    }
-    const unsigned int v4345 = v56 + v9988;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4346 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4347 = v589.x[18];
-    const float v4348 = v4347 * v4346;
-    const bool v4349 = v4345 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4349) {
-      const iron_bf16 v4353 = iron_f32_to_bf16(v4348);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4355 = v13 + v4345;
-      const unsigned int v4356 = v4355 * v1;
-      const unsigned int v4357 = v4356 + v28;
-      const unsigned int v4358 = v4357 << 8u;
-      const unsigned int v4359 = v4358 + v9987;
-      out[v4359] = v4353;
-    }
-    const unsigned int v4361 = v56 + v9993;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4362 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4363 = v589.x[19];
-    const float v4364 = v4363 * v4362;
-    const bool v4365 = v4361 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4365) {
-      const iron_bf16 v4369 = iron_f32_to_bf16(v4364);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4371 = v13 + v4361;
-      const unsigned int v4372 = v4371 * v1;
-      const unsigned int v4373 = v4372 + v28;
-      const unsigned int v4374 = v4373 << 8u;
-      const unsigned int v4375 = v4374 + v9992;
-      out[v4375] = v4369;
-    }
-    const unsigned int v4377 = v56 + v9998;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4378 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4379 = v589.x[20];
-    const float v4380 = v4379 * v4378;
-    const bool v4381 = v4377 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4381) {
-      const iron_bf16 v4385 = iron_f32_to_bf16(v4380);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4387 = v13 + v4377;
-      const unsigned int v4388 = v4387 * v1;
-      const unsigned int v4389 = v4388 + v28;
-      const unsigned int v4390 = v4389 << 8u;
-      const unsigned int v4391 = v4390 + v9997;
-      out[v4391] = v4385;
-    }
-    const unsigned int v4393 = v56 + v10003;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4394 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4395 = v589.x[21];
-    const float v4396 = v4395 * v4394;
-    const bool v4397 = v4393 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4397) {
-      const iron_bf16 v4401 = iron_f32_to_bf16(v4396);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4403 = v13 + v4393;
-      const unsigned int v4404 = v4403 * v1;
-      const unsigned int v4405 = v4404 + v28;
-      const unsigned int v4406 = v4405 << 8u;
-      const unsigned int v4407 = v4406 + v10002;
-      out[v4407] = v4401;
-    }
-    const unsigned int v4409 = v56 + v10008;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4410 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4411 = v589.x[22];
-    const float v4412 = v4411 * v4410;
-    const bool v4413 = v4409 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4413) {
-      const iron_bf16 v4417 = iron_f32_to_bf16(v4412);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4419 = v13 + v4409;
-      const unsigned int v4420 = v4419 * v1;
-      const unsigned int v4421 = v4420 + v28;
-      const unsigned int v4422 = v4421 << 8u;
-      const unsigned int v4423 = v4422 + v10007;
-      out[v4423] = v4417;
-    }
-    const unsigned int v4425 = v56 + v10013;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4426 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4427 = v589.x[23];
-    const float v4428 = v4427 * v4426;
-    const bool v4429 = v4425 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4429) {
-      const iron_bf16 v4433 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4435 = v13 + v4425;
-      const unsigned int v4436 = v4435 * v1;
-      const unsigned int v4437 = v4436 + v28;
-      const unsigned int v4438 = v4437 << 8u;
-      const unsigned int v4439 = v4438 + v10012;
-      out[v4439] = v4433;
-    }
-    const unsigned int v4441 = v56 + v10018;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4442 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4443 = v589.x[24];
-    const float v4444 = v4443 * v4442;
-    const bool v4445 = v4441 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4445) {
-      const iron_bf16 v4449 = iron_f32_to_bf16(v4444);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4451 = v13 + v4441;
-      const unsigned int v4452 = v4451 * v1;
-      const unsigned int v4453 = v4452 + v28;
-      const unsigned int v4454 = v4453 << 8u;
-      const unsigned int v4455 = v4454 + v10017;
-      out[v4455] = v4449;
-    }
-    const unsigned int v4457 = v56 + v10023;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4458 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4459 = v589.x[25];
-    const float v4460 = v4459 * v4458;
-    const bool v4461 = v4457 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4461) {
-      const iron_bf16 v4465 = iron_f32_to_bf16(v4460);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4467 = v13 + v4457;
-      const unsigned int v4468 = v4467 * v1;
-      const unsigned int v4469 = v4468 + v28;
-      const unsigned int v4470 = v4469 << 8u;
-      const unsigned int v4471 = v4470 + v10022;
-      out[v4471] = v4465;
-    }
-    const unsigned int v4473 = v56 + v10028;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4474 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4475 = v589.x[26];
-    const float v4476 = v4475 * v4474;
-    const bool v4477 = v4473 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4477) {
-      const iron_bf16 v4481 = iron_f32_to_bf16(v4476);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4483 = v13 + v4473;
-      const unsigned int v4484 = v4483 * v1;
-      const unsigned int v4485 = v4484 + v28;
-      const unsigned int v4486 = v4485 << 8u;
-      const unsigned int v4487 = v4486 + v10027;
-      out[v4487] = v4481;
-    }
-    const unsigned int v4489 = v56 + v10033;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4490 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4491 = v589.x[27];
-    const float v4492 = v4491 * v4490;
-    const bool v4493 = v4489 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4493) {
-      const iron_bf16 v4497 = iron_f32_to_bf16(v4492);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4499 = v13 + v4489;
-      const unsigned int v4500 = v4499 * v1;
-      const unsigned int v4501 = v4500 + v28;
-      const unsigned int v4502 = v4501 << 8u;
-      const unsigned int v4503 = v4502 + v10032;
-      out[v4503] = v4497;
-    }
-    const unsigned int v4505 = v56 + v10038;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4506 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4507 = v589.x[28];
-    const float v4508 = v4507 * v4506;
-    const bool v4509 = v4505 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4509) {
-      const iron_bf16 v4513 = iron_f32_to_bf16(v4508);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4515 = v13 + v4505;
-      const unsigned int v4516 = v4515 * v1;
-      const unsigned int v4517 = v4516 + v28;
-      const unsigned int v4518 = v4517 << 8u;
-      const unsigned int v4519 = v4518 + v10037;
-      out[v4519] = v4513;
-    }
-    const unsigned int v4521 = v56 + v10043;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4522 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4523 = v589.x[29];
-    const float v4524 = v4523 * v4522;
-    const bool v4525 = v4521 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4525) {
-      const iron_bf16 v4529 = iron_f32_to_bf16(v4524);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4531 = v13 + v4521;
-      const unsigned int v4532 = v4531 * v1;
-      const unsigned int v4533 = v4532 + v28;
-      const unsigned int v4534 = v4533 << 8u;
-      const unsigned int v4535 = v4534 + v10042;
-      out[v4535] = v4529;
-    }
-    const unsigned int v4537 = v56 + v10048;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4538 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4539 = v589.x[30];
-    const float v4540 = v4539 * v4538;
-    const bool v4541 = v4537 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4541) {
-      const iron_bf16 v4545 = iron_f32_to_bf16(v4540);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4547 = v13 + v4537;
-      const unsigned int v4548 = v4547 * v1;
-      const unsigned int v4549 = v4548 + v28;
-      const unsigned int v4550 = v4549 << 8u;
-      const unsigned int v4551 = v4550 + v10047;
-      out[v4551] = v4545;
-    }
-    const unsigned int v4553 = v56 + v10053;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4554 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4555 = v589.x[31];
-    const float v4556 = v4555 * v4554;
-    const bool v4557 = v4553 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4557) {
-      const iron_bf16 v4561 = iron_f32_to_bf16(v4556);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4563 = v13 + v4553;
-      const unsigned int v4564 = v4563 * v1;
-      const unsigned int v4565 = v4564 + v28;
-      const unsigned int v4566 = v4565 << 8u;
-      const unsigned int v4567 = v4566 + v10052;
-      out[v4567] = v4561;
-    }
-    const unsigned int v4569 = v56 + v10058;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4570 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4571 = v591.x[0];
-    const float v4572 = v4571 * v4570;
-    const bool v4573 = v4569 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4573) {
-      const unsigned int v4576 = 64u + v10057;
-      const iron_bf16 v4577 = iron_f32_to_bf16(v4572);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4579 = v13 + v4569;
-      const unsigned int v4580 = v4579 * v1;
-      const unsigned int v4581 = v4580 + v28;
-      const unsigned int v4582 = v4581 << 8u;
-      const unsigned int v4583 = v4582 + v4576;
-      out[v4583] = v4577;
-    }
-    const unsigned int v4585 = v56 + v10063;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4586 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4587 = v591.x[1];
-    const float v4588 = v4587 * v4586;
-    const bool v4589 = v4585 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4589) {
-      const unsigned int v4592 = 64u + v10062;
-      const iron_bf16 v4593 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4595 = v13 + v4585;
-      const unsigned int v4596 = v4595 * v1;
-      const unsigned int v4597 = v4596 + v28;
-      const unsigned int v4598 = v4597 << 8u;
-      const unsigned int v4599 = v4598 + v4592;
-      out[v4599] = v4593;
-    }
-    const unsigned int v4601 = v56 + v10068;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4602 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4603 = v591.x[2];
-    const float v4604 = v4603 * v4602;
-    const bool v4605 = v4601 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4605) {
-      const unsigned int v4608 = 64u + v10067;
-      const iron_bf16 v4609 = iron_f32_to_bf16(v4604);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4611 = v13 + v4601;
-      const unsigned int v4612 = v4611 * v1;
-      const unsigned int v4613 = v4612 + v28;
-      const unsigned int v4614 = v4613 << 8u;
-      const unsigned int v4615 = v4614 + v4608;
-      out[v4615] = v4609;
-    }
-    const unsigned int v4617 = v56 + v10073;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4618 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4619 = v591.x[3];
-    const float v4620 = v4619 * v4618;
-    const bool v4621 = v4617 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4621) {
-      const unsigned int v4624 = 64u + v10072;
-      const iron_bf16 v4625 = iron_f32_to_bf16(v4620);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4627 = v13 + v4617;
-      const unsigned int v4628 = v4627 * v1;
-      const unsigned int v4629 = v4628 + v28;
-      const unsigned int v4630 = v4629 << 8u;
-      const unsigned int v4631 = v4630 + v4624;
-      out[v4631] = v4625;
-    }
-    const unsigned int v4633 = v56 + v10078;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4634 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4635 = v591.x[4];
-    const float v4636 = v4635 * v4634;
-    const bool v4637 = v4633 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4637) {
-      const unsigned int v4640 = 64u + v10077;
-      const iron_bf16 v4641 = iron_f32_to_bf16(v4636);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4643 = v13 + v4633;
-      const unsigned int v4644 = v4643 * v1;
-      const unsigned int v4645 = v4644 + v28;
-      const unsigned int v4646 = v4645 << 8u;
-      const unsigned int v4647 = v4646 + v4640;
-      out[v4647] = v4641;
-    }
-    const unsigned int v4649 = v56 + v10083;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4650 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4651 = v591.x[5];
-    const float v4652 = v4651 * v4650;
-    const bool v4653 = v4649 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4653) {
-      const unsigned int v4656 = 64u + v10082;
-      const iron_bf16 v4657 = iron_f32_to_bf16(v4652);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4659 = v13 + v4649;
-      const unsigned int v4660 = v4659 * v1;
-      const unsigned int v4661 = v4660 + v28;
-      const unsigned int v4662 = v4661 << 8u;
-      const unsigned int v4663 = v4662 + v4656;
-      out[v4663] = v4657;
-    }
-    const unsigned int v4665 = v56 + v10088;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4666 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4667 = v591.x[6];
-    const float v4668 = v4667 * v4666;
-    const bool v4669 = v4665 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4669) {
-      const unsigned int v4672 = 64u + v10087;
-      const iron_bf16 v4673 = iron_f32_to_bf16(v4668);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4675 = v13 + v4665;
-      const unsigned int v4676 = v4675 * v1;
-      const unsigned int v4677 = v4676 + v28;
-      const unsigned int v4678 = v4677 << 8u;
-      const unsigned int v4679 = v4678 + v4672;
-      out[v4679] = v4673;
-    }
-    const unsigned int v4681 = v56 + v10093;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4682 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4683 = v591.x[7];
-    const float v4684 = v4683 * v4682;
-    const bool v4685 = v4681 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4685) {
-      const unsigned int v4688 = 64u + v10092;
-      const iron_bf16 v4689 = iron_f32_to_bf16(v4684);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4691 = v13 + v4681;
-      const unsigned int v4692 = v4691 * v1;
-      const unsigned int v4693 = v4692 + v28;
-      const unsigned int v4694 = v4693 << 8u;
-      const unsigned int v4695 = v4694 + v4688;
-      out[v4695] = v4689;
-    }
-    const unsigned int v4697 = v56 + v10098;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4698 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4699 = v591.x[8];
-    const float v4700 = v4699 * v4698;
-    const bool v4701 = v4697 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4701) {
-      const unsigned int v4704 = 64u + v10097;
-      const iron_bf16 v4705 = iron_f32_to_bf16(v4700);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4707 = v13 + v4697;
-      const unsigned int v4708 = v4707 * v1;
-      const unsigned int v4709 = v4708 + v28;
-      const unsigned int v4710 = v4709 << 8u;
-      const unsigned int v4711 = v4710 + v4704;
-      out[v4711] = v4705;
-    }
-    const unsigned int v4713 = v56 + v10103;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4714 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4715 = v591.x[9];
-    const float v4716 = v4715 * v4714;
-    const bool v4717 = v4713 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4717) {
-      const unsigned int v4720 = 64u + v10102;
-      const iron_bf16 v4721 = iron_f32_to_bf16(v4716);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4723 = v13 + v4713;
-      const unsigned int v4724 = v4723 * v1;
-      const unsigned int v4725 = v4724 + v28;
-      const unsigned int v4726 = v4725 << 8u;
-      const unsigned int v4727 = v4726 + v4720;
-      out[v4727] = v4721;
-    }
-    const unsigned int v4729 = v56 + v10108;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4730 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4731 = v591.x[10];
-    const float v4732 = v4731 * v4730;
-    const bool v4733 = v4729 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4733) {
-      const unsigned int v4736 = 64u + v10107;
-      const iron_bf16 v4737 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4739 = v13 + v4729;
-      const unsigned int v4740 = v4739 * v1;
-      const unsigned int v4741 = v4740 + v28;
-      const unsigned int v4742 = v4741 << 8u;
-      const unsigned int v4743 = v4742 + v4736;
-      out[v4743] = v4737;
-    }
-    const unsigned int v4745 = v56 + v10113;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4746 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4747 = v591.x[11];
-    const float v4748 = v4747 * v4746;
-    const bool v4749 = v4745 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4749) {
-      const unsigned int v4752 = 64u + v10112;
-      const iron_bf16 v4753 = iron_f32_to_bf16(v4748);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4755 = v13 + v4745;
-      const unsigned int v4756 = v4755 * v1;
-      const unsigned int v4757 = v4756 + v28;
-      const unsigned int v4758 = v4757 << 8u;
-      const unsigned int v4759 = v4758 + v4752;
-      out[v4759] = v4753;
-    }
-    const unsigned int v4761 = v56 + v10118;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4762 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4763 = v591.x[12];
-    const float v4764 = v4763 * v4762;
-    const bool v4765 = v4761 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4765) {
-      const unsigned int v4768 = 64u + v10117;
-      const iron_bf16 v4769 = iron_f32_to_bf16(v4764);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4771 = v13 + v4761;
-      const unsigned int v4772 = v4771 * v1;
-      const unsigned int v4773 = v4772 + v28;
-      const unsigned int v4774 = v4773 << 8u;
-      const unsigned int v4775 = v4774 + v4768;
-      out[v4775] = v4769;
-    }
-    const unsigned int v4777 = v56 + v10123;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4778 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4779 = v591.x[13];
-    const float v4780 = v4779 * v4778;
-    const bool v4781 = v4777 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4781) {
-      const unsigned int v4784 = 64u + v10122;
-      const iron_bf16 v4785 = iron_f32_to_bf16(v4780);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4787 = v13 + v4777;
-      const unsigned int v4788 = v4787 * v1;
-      const unsigned int v4789 = v4788 + v28;
-      const unsigned int v4790 = v4789 << 8u;
-      const unsigned int v4791 = v4790 + v4784;
-      out[v4791] = v4785;
-    }
-    const unsigned int v4793 = v56 + v10128;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4794 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4795 = v591.x[14];
-    const float v4796 = v4795 * v4794;
-    const bool v4797 = v4793 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4797) {
-      const unsigned int v4800 = 64u + v10127;
-      const iron_bf16 v4801 = iron_f32_to_bf16(v4796);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4803 = v13 + v4793;
-      const unsigned int v4804 = v4803 * v1;
-      const unsigned int v4805 = v4804 + v28;
-      const unsigned int v4806 = v4805 << 8u;
-      const unsigned int v4807 = v4806 + v4800;
-      out[v4807] = v4801;
-    }
-    const unsigned int v4809 = v56 + v10133;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4810 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4811 = v591.x[15];
-    const float v4812 = v4811 * v4810;
-    const bool v4813 = v4809 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4813) {
-      const unsigned int v4816 = 64u + v10132;
-      const iron_bf16 v4817 = iron_f32_to_bf16(v4812);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4819 = v13 + v4809;
-      const unsigned int v4820 = v4819 * v1;
-      const unsigned int v4821 = v4820 + v28;
-      const unsigned int v4822 = v4821 << 8u;
-      const unsigned int v4823 = v4822 + v4816;
-      out[v4823] = v4817;
-    }
-    const unsigned int v4825 = v56 + v10138;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4826 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4827 = v591.x[16];
-    const float v4828 = v4827 * v4826;
-    const bool v4829 = v4825 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4829) {
-      const unsigned int v4832 = 64u + v10137;
-      const iron_bf16 v4833 = iron_f32_to_bf16(v4828);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4835 = v13 + v4825;
-      const unsigned int v4836 = v4835 * v1;
-      const unsigned int v4837 = v4836 + v28;
-      const unsigned int v4838 = v4837 << 8u;
-      const unsigned int v4839 = v4838 + v4832;
-      out[v4839] = v4833;
-    }
-    const unsigned int v4841 = v56 + v10143;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4842 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4843 = v591.x[17];
-    const float v4844 = v4843 * v4842;
-    const bool v4845 = v4841 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4845) {
-      const unsigned int v4848 = 64u + v10142;
-      const iron_bf16 v4849 = iron_f32_to_bf16(v4844);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4851 = v13 + v4841;
-      const unsigned int v4852 = v4851 * v1;
-      const unsigned int v4853 = v4852 + v28;
-      const unsigned int v4854 = v4853 << 8u;
-      const unsigned int v4855 = v4854 + v4848;
-      out[v4855] = v4849;
-    }
-    const unsigned int v4857 = v56 + v10148;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4858 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4859 = v591.x[18];
-    const float v4860 = v4859 * v4858;
-    const bool v4861 = v4857 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4861) {
-      const unsigned int v4864 = 64u + v10147;
-      const iron_bf16 v4865 = iron_f32_to_bf16(v4860);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4867 = v13 + v4857;
-      const unsigned int v4868 = v4867 * v1;
-      const unsigned int v4869 = v4868 + v28;
-      const unsigned int v4870 = v4869 << 8u;
-      const unsigned int v4871 = v4870 + v4864;
-      out[v4871] = v4865;
-    }
-    const unsigned int v4873 = v56 + v10153;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4874 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4875 = v591.x[19];
-    const float v4876 = v4875 * v4874;
-    const bool v4877 = v4873 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4877) {
-      const unsigned int v4880 = 64u + v10152;
-      const iron_bf16 v4881 = iron_f32_to_bf16(v4876);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4883 = v13 + v4873;
-      const unsigned int v4884 = v4883 * v1;
-      const unsigned int v4885 = v4884 + v28;
-      const unsigned int v4886 = v4885 << 8u;
-      const unsigned int v4887 = v4886 + v4880;
-      out[v4887] = v4881;
-    }
-    const unsigned int v4889 = v56 + v10158;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4890 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4891 = v591.x[20];
-    const float v4892 = v4891 * v4890;
-    const bool v4893 = v4889 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4893) {
-      const unsigned int v4896 = 64u + v10157;
-      const iron_bf16 v4897 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4899 = v13 + v4889;
-      const unsigned int v4900 = v4899 * v1;
-      const unsigned int v4901 = v4900 + v28;
-      const unsigned int v4902 = v4901 << 8u;
-      const unsigned int v4903 = v4902 + v4896;
-      out[v4903] = v4897;
-    }
-    const unsigned int v4905 = v56 + v10163;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4906 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4907 = v591.x[21];
-    const float v4908 = v4907 * v4906;
-    const bool v4909 = v4905 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4909) {
-      const unsigned int v4912 = 64u + v10162;
-      const iron_bf16 v4913 = iron_f32_to_bf16(v4908);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4915 = v13 + v4905;
-      const unsigned int v4916 = v4915 * v1;
-      const unsigned int v4917 = v4916 + v28;
-      const unsigned int v4918 = v4917 << 8u;
-      const unsigned int v4919 = v4918 + v4912;
-      out[v4919] = v4913;
-    }
-    const unsigned int v4921 = v56 + v10168;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4922 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4923 = v591.x[22];
-    const float v4924 = v4923 * v4922;
-    const bool v4925 = v4921 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4925) {
-      const unsigned int v4928 = 64u + v10167;
-      const iron_bf16 v4929 = iron_f32_to_bf16(v4924);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4931 = v13 + v4921;
-      const unsigned int v4932 = v4931 * v1;
-      const unsigned int v4933 = v4932 + v28;
-      const unsigned int v4934 = v4933 << 8u;
-      const unsigned int v4935 = v4934 + v4928;
-      out[v4935] = v4929;
-    }
-    const unsigned int v4937 = v56 + v10173;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4938 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4939 = v591.x[23];
-    const float v4940 = v4939 * v4938;
-    const bool v4941 = v4937 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4941) {
-      const unsigned int v4944 = 64u + v10172;
-      const iron_bf16 v4945 = iron_f32_to_bf16(v4940);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4947 = v13 + v4937;
-      const unsigned int v4948 = v4947 * v1;
-      const unsigned int v4949 = v4948 + v28;
-      const unsigned int v4950 = v4949 << 8u;
-      const unsigned int v4951 = v4950 + v4944;
-      out[v4951] = v4945;
-    }
-    const unsigned int v4953 = v56 + v10178;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4954 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4955 = v591.x[24];
-    const float v4956 = v4955 * v4954;
-    const bool v4957 = v4953 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4957) {
-      const unsigned int v4960 = 64u + v10177;
-      const iron_bf16 v4961 = iron_f32_to_bf16(v4956);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4963 = v13 + v4953;
-      const unsigned int v4964 = v4963 * v1;
-      const unsigned int v4965 = v4964 + v28;
-      const unsigned int v4966 = v4965 << 8u;
-      const unsigned int v4967 = v4966 + v4960;
-      out[v4967] = v4961;
-    }
-    const unsigned int v4969 = v56 + v10183;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4970 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4971 = v591.x[25];
-    const float v4972 = v4971 * v4970;
-    const bool v4973 = v4969 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4973) {
-      const unsigned int v4976 = 64u + v10182;
-      const iron_bf16 v4977 = iron_f32_to_bf16(v4972);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4979 = v13 + v4969;
-      const unsigned int v4980 = v4979 * v1;
-      const unsigned int v4981 = v4980 + v28;
-      const unsigned int v4982 = v4981 << 8u;
-      const unsigned int v4983 = v4982 + v4976;
-      out[v4983] = v4977;
-    }
-    const unsigned int v4985 = v56 + v10188;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4986 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4987 = v591.x[26];
-    const float v4988 = v4987 * v4986;
-    const bool v4989 = v4985 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4989) {
-      const unsigned int v4992 = 64u + v10187;
-      const iron_bf16 v4993 = iron_f32_to_bf16(v4988);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4995 = v13 + v4985;
-      const unsigned int v4996 = v4995 * v1;
-      const unsigned int v4997 = v4996 + v28;
-      const unsigned int v4998 = v4997 << 8u;
-      const unsigned int v4999 = v4998 + v4992;
-      out[v4999] = v4993;
-    }
-    const unsigned int v5001 = v56 + v10193;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5002 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5003 = v591.x[27];
-    const float v5004 = v5003 * v5002;
-    const bool v5005 = v5001 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5005) {
-      const unsigned int v5008 = 64u + v10192;
-      const iron_bf16 v5009 = iron_f32_to_bf16(v5004);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5011 = v13 + v5001;
-      const unsigned int v5012 = v5011 * v1;
-      const unsigned int v5013 = v5012 + v28;
-      const unsigned int v5014 = v5013 << 8u;
-      const unsigned int v5015 = v5014 + v5008;
-      out[v5015] = v5009;
-    }
-    const unsigned int v5017 = v56 + v10198;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5018 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5019 = v591.x[28];
-    const float v5020 = v5019 * v5018;
-    const bool v5021 = v5017 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5021) {
-      const unsigned int v5024 = 64u + v10197;
-      const iron_bf16 v5025 = iron_f32_to_bf16(v5020);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5027 = v13 + v5017;
-      const unsigned int v5028 = v5027 * v1;
-      const unsigned int v5029 = v5028 + v28;
-      const unsigned int v5030 = v5029 << 8u;
-      const unsigned int v5031 = v5030 + v5024;
-      out[v5031] = v5025;
-    }
-    const unsigned int v5033 = v56 + v10203;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5034 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5035 = v591.x[29];
-    const float v5036 = v5035 * v5034;
-    const bool v5037 = v5033 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5037) {
-      const unsigned int v5040 = 64u + v10202;
-      const iron_bf16 v5041 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5043 = v13 + v5033;
-      const unsigned int v5044 = v5043 * v1;
-      const unsigned int v5045 = v5044 + v28;
-      const unsigned int v5046 = v5045 << 8u;
-      const unsigned int v5047 = v5046 + v5040;
-      out[v5047] = v5041;
-    }
-    const unsigned int v5049 = v56 + v10208;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5050 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5051 = v591.x[30];
-    const float v5052 = v5051 * v5050;
-    const bool v5053 = v5049 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5053) {
-      const unsigned int v5056 = 64u + v10207;
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5052);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5059 = v13 + v5049;
-      const unsigned int v5060 = v5059 * v1;
-      const unsigned int v5061 = v5060 + v28;
-      const unsigned int v5062 = v5061 << 8u;
-      const unsigned int v5063 = v5062 + v5056;
-      out[v5063] = v5057;
-    }
-    const unsigned int v5065 = v56 + v10213;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5066 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5067 = v591.x[31];
-    const float v5068 = v5067 * v5066;
-    const bool v5069 = v5065 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5069) {
-      const unsigned int v5072 = 64u + v10212;
-      const iron_bf16 v5073 = iron_f32_to_bf16(v5068);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5075 = v13 + v5065;
-      const unsigned int v5076 = v5075 * v1;
-      const unsigned int v5077 = v5076 + v28;
-      const unsigned int v5078 = v5077 << 8u;
-      const unsigned int v5079 = v5078 + v5072;
-      out[v5079] = v5073;
-    }
-    const unsigned int v5081 = v56 + v10218;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5082 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5083 = v593.x[0];
-    const float v5084 = v5083 * v5082;
-    const bool v5085 = v5081 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5085) {
-      const unsigned int v5088 = 128u + v10217;
-      const iron_bf16 v5089 = iron_f32_to_bf16(v5084);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5091 = v13 + v5081;
-      const unsigned int v5092 = v5091 * v1;
-      const unsigned int v5093 = v5092 + v28;
-      const unsigned int v5094 = v5093 << 8u;
-      const unsigned int v5095 = v5094 + v5088;
-      out[v5095] = v5089;
-    }
-    const unsigned int v5097 = v56 + v10223;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5098 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5099 = v593.x[1];
-    const float v5100 = v5099 * v5098;
-    const bool v5101 = v5097 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5101) {
-      const unsigned int v5104 = 128u + v10222;
-      const iron_bf16 v5105 = iron_f32_to_bf16(v5100);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5107 = v13 + v5097;
-      const unsigned int v5108 = v5107 * v1;
-      const unsigned int v5109 = v5108 + v28;
-      const unsigned int v5110 = v5109 << 8u;
-      const unsigned int v5111 = v5110 + v5104;
-      out[v5111] = v5105;
-    }
-    const unsigned int v5113 = v56 + v10228;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5114 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5115 = v593.x[2];
-    const float v5116 = v5115 * v5114;
-    const bool v5117 = v5113 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5117) {
-      const unsigned int v5120 = 128u + v10227;
-      const iron_bf16 v5121 = iron_f32_to_bf16(v5116);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5123 = v13 + v5113;
-      const unsigned int v5124 = v5123 * v1;
-      const unsigned int v5125 = v5124 + v28;
-      const unsigned int v5126 = v5125 << 8u;
-      const unsigned int v5127 = v5126 + v5120;
-      out[v5127] = v5121;
-    }
-    const unsigned int v5129 = v56 + v10233;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5130 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5131 = v593.x[3];
-    const float v5132 = v5131 * v5130;
-    const bool v5133 = v5129 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5133) {
-      const unsigned int v5136 = 128u + v10232;
-      const iron_bf16 v5137 = iron_f32_to_bf16(v5132);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5139 = v13 + v5129;
-      const unsigned int v5140 = v5139 * v1;
-      const unsigned int v5141 = v5140 + v28;
-      const unsigned int v5142 = v5141 << 8u;
-      const unsigned int v5143 = v5142 + v5136;
-      out[v5143] = v5137;
-    }
-    const unsigned int v5145 = v56 + v10238;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5146 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5147 = v593.x[4];
-    const float v5148 = v5147 * v5146;
-    const bool v5149 = v5145 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5149) {
-      const unsigned int v5152 = 128u + v10237;
-      const iron_bf16 v5153 = iron_f32_to_bf16(v5148);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5155 = v13 + v5145;
-      const unsigned int v5156 = v5155 * v1;
-      const unsigned int v5157 = v5156 + v28;
-      const unsigned int v5158 = v5157 << 8u;
-      const unsigned int v5159 = v5158 + v5152;
-      out[v5159] = v5153;
-    }
-    const unsigned int v5161 = v56 + v10243;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5162 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5163 = v593.x[5];
-    const float v5164 = v5163 * v5162;
-    const bool v5165 = v5161 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5165) {
-      const unsigned int v5168 = 128u + v10242;
-      const iron_bf16 v5169 = iron_f32_to_bf16(v5164);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5171 = v13 + v5161;
-      const unsigned int v5172 = v5171 * v1;
-      const unsigned int v5173 = v5172 + v28;
-      const unsigned int v5174 = v5173 << 8u;
-      const unsigned int v5175 = v5174 + v5168;
-      out[v5175] = v5169;
-    }
-    const unsigned int v5177 = v56 + v10248;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5178 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5179 = v593.x[6];
-    const float v5180 = v5179 * v5178;
-    const bool v5181 = v5177 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5181) {
-      const unsigned int v5184 = 128u + v10247;
-      const iron_bf16 v5185 = iron_f32_to_bf16(v5180);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5187 = v13 + v5177;
-      const unsigned int v5188 = v5187 * v1;
-      const unsigned int v5189 = v5188 + v28;
-      const unsigned int v5190 = v5189 << 8u;
-      const unsigned int v5191 = v5190 + v5184;
-      out[v5191] = v5185;
-    }
-    const unsigned int v5193 = v56 + v10253;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5194 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5195 = v593.x[7];
-    const float v5196 = v5195 * v5194;
-    const bool v5197 = v5193 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5197) {
-      const unsigned int v5200 = 128u + v10252;
-      const iron_bf16 v5201 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5203 = v13 + v5193;
-      const unsigned int v5204 = v5203 * v1;
-      const unsigned int v5205 = v5204 + v28;
-      const unsigned int v5206 = v5205 << 8u;
-      const unsigned int v5207 = v5206 + v5200;
-      out[v5207] = v5201;
-    }
-    const unsigned int v5209 = v56 + v10258;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5210 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5211 = v593.x[8];
-    const float v5212 = v5211 * v5210;
-    const bool v5213 = v5209 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5213) {
-      const unsigned int v5216 = 128u + v10257;
-      const iron_bf16 v5217 = iron_f32_to_bf16(v5212);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5219 = v13 + v5209;
-      const unsigned int v5220 = v5219 * v1;
-      const unsigned int v5221 = v5220 + v28;
-      const unsigned int v5222 = v5221 << 8u;
-      const unsigned int v5223 = v5222 + v5216;
-      out[v5223] = v5217;
-    }
-    const unsigned int v5225 = v56 + v10263;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5226 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5227 = v593.x[9];
-    const float v5228 = v5227 * v5226;
-    const bool v5229 = v5225 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5229) {
-      const unsigned int v5232 = 128u + v10262;
-      const iron_bf16 v5233 = iron_f32_to_bf16(v5228);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5235 = v13 + v5225;
-      const unsigned int v5236 = v5235 * v1;
-      const unsigned int v5237 = v5236 + v28;
-      const unsigned int v5238 = v5237 << 8u;
-      const unsigned int v5239 = v5238 + v5232;
-      out[v5239] = v5233;
-    }
-    const unsigned int v5241 = v56 + v10268;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5242 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5243 = v593.x[10];
-    const float v5244 = v5243 * v5242;
-    const bool v5245 = v5241 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5245) {
-      const unsigned int v5248 = 128u + v10267;
-      const iron_bf16 v5249 = iron_f32_to_bf16(v5244);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5251 = v13 + v5241;
-      const unsigned int v5252 = v5251 * v1;
-      const unsigned int v5253 = v5252 + v28;
-      const unsigned int v5254 = v5253 << 8u;
-      const unsigned int v5255 = v5254 + v5248;
-      out[v5255] = v5249;
-    }
-    const unsigned int v5257 = v56 + v10273;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5258 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5259 = v593.x[11];
-    const float v5260 = v5259 * v5258;
-    const bool v5261 = v5257 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5261) {
-      const unsigned int v5264 = 128u + v10272;
-      const iron_bf16 v5265 = iron_f32_to_bf16(v5260);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5267 = v13 + v5257;
-      const unsigned int v5268 = v5267 * v1;
-      const unsigned int v5269 = v5268 + v28;
-      const unsigned int v5270 = v5269 << 8u;
-      const unsigned int v5271 = v5270 + v5264;
-      out[v5271] = v5265;
-    }
-    const unsigned int v5273 = v56 + v10278;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5274 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5275 = v593.x[12];
-    const float v5276 = v5275 * v5274;
-    const bool v5277 = v5273 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5277) {
-      const unsigned int v5280 = 128u + v10277;
-      const iron_bf16 v5281 = iron_f32_to_bf16(v5276);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5283 = v13 + v5273;
-      const unsigned int v5284 = v5283 * v1;
-      const unsigned int v5285 = v5284 + v28;
-      const unsigned int v5286 = v5285 << 8u;
-      const unsigned int v5287 = v5286 + v5280;
-      out[v5287] = v5281;
-    }
-    const unsigned int v5289 = v56 + v10283;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5290 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5291 = v593.x[13];
-    const float v5292 = v5291 * v5290;
-    const bool v5293 = v5289 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5293) {
-      const unsigned int v5296 = 128u + v10282;
-      const iron_bf16 v5297 = iron_f32_to_bf16(v5292);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5299 = v13 + v5289;
-      const unsigned int v5300 = v5299 * v1;
-      const unsigned int v5301 = v5300 + v28;
-      const unsigned int v5302 = v5301 << 8u;
-      const unsigned int v5303 = v5302 + v5296;
-      out[v5303] = v5297;
-    }
-    const unsigned int v5305 = v56 + v10288;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5306 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5307 = v593.x[14];
-    const float v5308 = v5307 * v5306;
-    const bool v5309 = v5305 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5309) {
-      const unsigned int v5312 = 128u + v10287;
-      const iron_bf16 v5313 = iron_f32_to_bf16(v5308);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5315 = v13 + v5305;
-      const unsigned int v5316 = v5315 * v1;
-      const unsigned int v5317 = v5316 + v28;
-      const unsigned int v5318 = v5317 << 8u;
-      const unsigned int v5319 = v5318 + v5312;
-      out[v5319] = v5313;
-    }
-    const unsigned int v5321 = v56 + v10293;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5322 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5323 = v593.x[15];
-    const float v5324 = v5323 * v5322;
-    const bool v5325 = v5321 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5325) {
-      const unsigned int v5328 = 128u + v10292;
-      const iron_bf16 v5329 = iron_f32_to_bf16(v5324);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5331 = v13 + v5321;
-      const unsigned int v5332 = v5331 * v1;
-      const unsigned int v5333 = v5332 + v28;
-      const unsigned int v5334 = v5333 << 8u;
-      const unsigned int v5335 = v5334 + v5328;
-      out[v5335] = v5329;
-    }
-    const unsigned int v5337 = v56 + v10298;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5338 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5339 = v593.x[16];
-    const float v5340 = v5339 * v5338;
-    const bool v5341 = v5337 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5341) {
-      const unsigned int v5344 = 128u + v10297;
-      const iron_bf16 v5345 = iron_f32_to_bf16(v5340);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5347 = v13 + v5337;
-      const unsigned int v5348 = v5347 * v1;
-      const unsigned int v5349 = v5348 + v28;
-      const unsigned int v5350 = v5349 << 8u;
-      const unsigned int v5351 = v5350 + v5344;
-      out[v5351] = v5345;
-    }
-    const unsigned int v5353 = v56 + v10303;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5354 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5355 = v593.x[17];
-    const float v5356 = v5355 * v5354;
-    const bool v5357 = v5353 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5357) {
-      const unsigned int v5360 = 128u + v10302;
-      const iron_bf16 v5361 = iron_f32_to_bf16(v5356);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5363 = v13 + v5353;
-      const unsigned int v5364 = v5363 * v1;
-      const unsigned int v5365 = v5364 + v28;
-      const unsigned int v5366 = v5365 << 8u;
-      const unsigned int v5367 = v5366 + v5360;
-      out[v5367] = v5361;
-    }
-    const unsigned int v5369 = v56 + v10308;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5370 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5371 = v593.x[18];
-    const float v5372 = v5371 * v5370;
-    const bool v5373 = v5369 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5373) {
-      const unsigned int v5376 = 128u + v10307;
-      const iron_bf16 v5377 = iron_f32_to_bf16(v5372);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5379 = v13 + v5369;
-      const unsigned int v5380 = v5379 * v1;
-      const unsigned int v5381 = v5380 + v28;
-      const unsigned int v5382 = v5381 << 8u;
-      const unsigned int v5383 = v5382 + v5376;
-      out[v5383] = v5377;
-    }
-    const unsigned int v5385 = v56 + v10313;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5386 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5387 = v593.x[19];
-    const float v5388 = v5387 * v5386;
-    const bool v5389 = v5385 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5389) {
-      const unsigned int v5392 = 128u + v10312;
-      const iron_bf16 v5393 = iron_f32_to_bf16(v5388);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5395 = v13 + v5385;
-      const unsigned int v5396 = v5395 * v1;
-      const unsigned int v5397 = v5396 + v28;
-      const unsigned int v5398 = v5397 << 8u;
-      const unsigned int v5399 = v5398 + v5392;
-      out[v5399] = v5393;
-    }
-    const unsigned int v5401 = v56 + v10318;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5402 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5403 = v593.x[20];
-    const float v5404 = v5403 * v5402;
-    const bool v5405 = v5401 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5405) {
-      const unsigned int v5408 = 128u + v10317;
-      const iron_bf16 v5409 = iron_f32_to_bf16(v5404);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5411 = v13 + v5401;
-      const unsigned int v5412 = v5411 * v1;
-      const unsigned int v5413 = v5412 + v28;
-      const unsigned int v5414 = v5413 << 8u;
-      const unsigned int v5415 = v5414 + v5408;
-      out[v5415] = v5409;
-    }
-    const unsigned int v5417 = v56 + v10323;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5418 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5419 = v593.x[21];
-    const float v5420 = v5419 * v5418;
-    const bool v5421 = v5417 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5421) {
-      const unsigned int v5424 = 128u + v10322;
-      const iron_bf16 v5425 = iron_f32_to_bf16(v5420);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5427 = v13 + v5417;
-      const unsigned int v5428 = v5427 * v1;
-      const unsigned int v5429 = v5428 + v28;
-      const unsigned int v5430 = v5429 << 8u;
-      const unsigned int v5431 = v5430 + v5424;
-      out[v5431] = v5425;
-    }
-    const unsigned int v5433 = v56 + v10328;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5434 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5435 = v593.x[22];
-    const float v5436 = v5435 * v5434;
-    const bool v5437 = v5433 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5437) {
-      const unsigned int v5440 = 128u + v10327;
-      const iron_bf16 v5441 = iron_f32_to_bf16(v5436);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5443 = v13 + v5433;
-      const unsigned int v5444 = v5443 * v1;
-      const unsigned int v5445 = v5444 + v28;
-      const unsigned int v5446 = v5445 << 8u;
-      const unsigned int v5447 = v5446 + v5440;
-      out[v5447] = v5441;
-    }
-    const unsigned int v5449 = v56 + v10333;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5450 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5451 = v593.x[23];
-    const float v5452 = v5451 * v5450;
-    const bool v5453 = v5449 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5453) {
-      const unsigned int v5456 = 128u + v10332;
-      const iron_bf16 v5457 = iron_f32_to_bf16(v5452);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5459 = v13 + v5449;
-      const unsigned int v5460 = v5459 * v1;
-      const unsigned int v5461 = v5460 + v28;
-      const unsigned int v5462 = v5461 << 8u;
-      const unsigned int v5463 = v5462 + v5456;
-      out[v5463] = v5457;
-    }
-    const unsigned int v5465 = v56 + v10338;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5466 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5467 = v593.x[24];
-    const float v5468 = v5467 * v5466;
-    const bool v5469 = v5465 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5469) {
-      const unsigned int v5472 = 128u + v10337;
-      const iron_bf16 v5473 = iron_f32_to_bf16(v5468);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5475 = v13 + v5465;
-      const unsigned int v5476 = v5475 * v1;
-      const unsigned int v5477 = v5476 + v28;
-      const unsigned int v5478 = v5477 << 8u;
-      const unsigned int v5479 = v5478 + v5472;
-      out[v5479] = v5473;
-    }
-    const unsigned int v5481 = v56 + v10343;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5482 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5483 = v593.x[25];
-    const float v5484 = v5483 * v5482;
-    const bool v5485 = v5481 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5485) {
-      const unsigned int v5488 = 128u + v10342;
-      const iron_bf16 v5489 = iron_f32_to_bf16(v5484);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5491 = v13 + v5481;
-      const unsigned int v5492 = v5491 * v1;
-      const unsigned int v5493 = v5492 + v28;
-      const unsigned int v5494 = v5493 << 8u;
-      const unsigned int v5495 = v5494 + v5488;
-      out[v5495] = v5489;
-    }
-    const unsigned int v5497 = v56 + v10348;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5498 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5499 = v593.x[26];
-    const float v5500 = v5499 * v5498;
-    const bool v5501 = v5497 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5501) {
-      const unsigned int v5504 = 128u + v10347;
-      const iron_bf16 v5505 = iron_f32_to_bf16(v5500);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5507 = v13 + v5497;
-      const unsigned int v5508 = v5507 * v1;
-      const unsigned int v5509 = v5508 + v28;
-      const unsigned int v5510 = v5509 << 8u;
-      const unsigned int v5511 = v5510 + v5504;
-      out[v5511] = v5505;
-    }
-    const unsigned int v5513 = v56 + v10353;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5514 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5515 = v593.x[27];
-    const float v5516 = v5515 * v5514;
-    const bool v5517 = v5513 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5517) {
-      const unsigned int v5520 = 128u + v10352;
-      const iron_bf16 v5521 = iron_f32_to_bf16(v5516);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5523 = v13 + v5513;
-      const unsigned int v5524 = v5523 * v1;
-      const unsigned int v5525 = v5524 + v28;
-      const unsigned int v5526 = v5525 << 8u;
-      const unsigned int v5527 = v5526 + v5520;
-      out[v5527] = v5521;
-    }
-    const unsigned int v5529 = v56 + v10358;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5530 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5531 = v593.x[28];
-    const float v5532 = v5531 * v5530;
-    const bool v5533 = v5529 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5533) {
-      const unsigned int v5536 = 128u + v10357;
-      const iron_bf16 v5537 = iron_f32_to_bf16(v5532);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5539 = v13 + v5529;
-      const unsigned int v5540 = v5539 * v1;
-      const unsigned int v5541 = v5540 + v28;
-      const unsigned int v5542 = v5541 << 8u;
-      const unsigned int v5543 = v5542 + v5536;
-      out[v5543] = v5537;
-    }
-    const unsigned int v5545 = v56 + v10363;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5546 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5547 = v593.x[29];
-    const float v5548 = v5547 * v5546;
-    const bool v5549 = v5545 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5549) {
-      const unsigned int v5552 = 128u + v10362;
-      const iron_bf16 v5553 = iron_f32_to_bf16(v5548);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5555 = v13 + v5545;
-      const unsigned int v5556 = v5555 * v1;
-      const unsigned int v5557 = v5556 + v28;
-      const unsigned int v5558 = v5557 << 8u;
-      const unsigned int v5559 = v5558 + v5552;
-      out[v5559] = v5553;
-    }
-    const unsigned int v5561 = v56 + v10368;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5562 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5563 = v593.x[30];
-    const float v5564 = v5563 * v5562;
-    const bool v5565 = v5561 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5565) {
-      const unsigned int v5568 = 128u + v10367;
-      const iron_bf16 v5569 = iron_f32_to_bf16(v5564);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5571 = v13 + v5561;
-      const unsigned int v5572 = v5571 * v1;
-      const unsigned int v5573 = v5572 + v28;
-      const unsigned int v5574 = v5573 << 8u;
-      const unsigned int v5575 = v5574 + v5568;
-      out[v5575] = v5569;
-    }
-    const unsigned int v5577 = v56 + v10373;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5578 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5579 = v593.x[31];
-    const float v5580 = v5579 * v5578;
-    const bool v5581 = v5577 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5581) {
-      const unsigned int v5584 = 128u + v10372;
-      const iron_bf16 v5585 = iron_f32_to_bf16(v5580);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5587 = v13 + v5577;
-      const unsigned int v5588 = v5587 * v1;
-      const unsigned int v5589 = v5588 + v28;
-      const unsigned int v5590 = v5589 << 8u;
-      const unsigned int v5591 = v5590 + v5584;
-      out[v5591] = v5585;
-    }
-    const unsigned int v5593 = v56 + v10378;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5594 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5595 = v595.x[0];
-    const float v5596 = v5595 * v5594;
-    const bool v5597 = v5593 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5597) {
-      const unsigned int v5600 = 192u + v10377;
-      const iron_bf16 v5601 = iron_f32_to_bf16(v5596);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5603 = v13 + v5593;
-      const unsigned int v5604 = v5603 * v1;
-      const unsigned int v5605 = v5604 + v28;
-      const unsigned int v5606 = v5605 << 8u;
-      const unsigned int v5607 = v5606 + v5600;
-      out[v5607] = v5601;
-    }
-    const unsigned int v5609 = v56 + v10383;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5610 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5611 = v595.x[1];
-    const float v5612 = v5611 * v5610;
-    const bool v5613 = v5609 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5613) {
-      const unsigned int v5616 = 192u + v10382;
-      const iron_bf16 v5617 = iron_f32_to_bf16(v5612);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5619 = v13 + v5609;
-      const unsigned int v5620 = v5619 * v1;
-      const unsigned int v5621 = v5620 + v28;
-      const unsigned int v5622 = v5621 << 8u;
-      const unsigned int v5623 = v5622 + v5616;
-      out[v5623] = v5617;
-    }
-    const unsigned int v5625 = v56 + v10388;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5626 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5627 = v595.x[2];
-    const float v5628 = v5627 * v5626;
-    const bool v5629 = v5625 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5629) {
-      const unsigned int v5632 = 192u + v10387;
-      const iron_bf16 v5633 = iron_f32_to_bf16(v5628);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5635 = v13 + v5625;
-      const unsigned int v5636 = v5635 * v1;
-      const unsigned int v5637 = v5636 + v28;
-      const unsigned int v5638 = v5637 << 8u;
-      const unsigned int v5639 = v5638 + v5632;
-      out[v5639] = v5633;
-    }
-    const unsigned int v5641 = v56 + v10393;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5642 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5643 = v595.x[3];
-    const float v5644 = v5643 * v5642;
-    const bool v5645 = v5641 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5645) {
-      const unsigned int v5648 = 192u + v10392;
-      const iron_bf16 v5649 = iron_f32_to_bf16(v5644);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5651 = v13 + v5641;
-      const unsigned int v5652 = v5651 * v1;
-      const unsigned int v5653 = v5652 + v28;
-      const unsigned int v5654 = v5653 << 8u;
-      const unsigned int v5655 = v5654 + v5648;
-      out[v5655] = v5649;
-    }
-    const unsigned int v5657 = v56 + v10398;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5658 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5659 = v595.x[4];
-    const float v5660 = v5659 * v5658;
-    const bool v5661 = v5657 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5661) {
-      const unsigned int v5664 = 192u + v10397;
-      const iron_bf16 v5665 = iron_f32_to_bf16(v5660);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5667 = v13 + v5657;
-      const unsigned int v5668 = v5667 * v1;
-      const unsigned int v5669 = v5668 + v28;
-      const unsigned int v5670 = v5669 << 8u;
-      const unsigned int v5671 = v5670 + v5664;
-      out[v5671] = v5665;
-    }
-    const unsigned int v5673 = v56 + v10403;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5674 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5675 = v595.x[5];
-    const float v5676 = v5675 * v5674;
-    const bool v5677 = v5673 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5677) {
-      const unsigned int v5680 = 192u + v10402;
-      const iron_bf16 v5681 = iron_f32_to_bf16(v5676);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5683 = v13 + v5673;
-      const unsigned int v5684 = v5683 * v1;
-      const unsigned int v5685 = v5684 + v28;
-      const unsigned int v5686 = v5685 << 8u;
-      const unsigned int v5687 = v5686 + v5680;
-      out[v5687] = v5681;
-    }
-    const unsigned int v5689 = v56 + v10408;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5690 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5691 = v595.x[6];
-    const float v5692 = v5691 * v5690;
-    const bool v5693 = v5689 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5693) {
-      const unsigned int v5696 = 192u + v10407;
-      const iron_bf16 v5697 = iron_f32_to_bf16(v5692);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5699 = v13 + v5689;
-      const unsigned int v5700 = v5699 * v1;
-      const unsigned int v5701 = v5700 + v28;
-      const unsigned int v5702 = v5701 << 8u;
-      const unsigned int v5703 = v5702 + v5696;
-      out[v5703] = v5697;
-    }
-    const unsigned int v5705 = v56 + v10413;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5706 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5707 = v595.x[7];
-    const float v5708 = v5707 * v5706;
-    const bool v5709 = v5705 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5709) {
-      const unsigned int v5712 = 192u + v10412;
-      const iron_bf16 v5713 = iron_f32_to_bf16(v5708);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5715 = v13 + v5705;
-      const unsigned int v5716 = v5715 * v1;
-      const unsigned int v5717 = v5716 + v28;
-      const unsigned int v5718 = v5717 << 8u;
-      const unsigned int v5719 = v5718 + v5712;
-      out[v5719] = v5713;
-    }
-    const unsigned int v5721 = v56 + v10418;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5722 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5723 = v595.x[8];
-    const float v5724 = v5723 * v5722;
-    const bool v5725 = v5721 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5725) {
-      const unsigned int v5728 = 192u + v10417;
-      const iron_bf16 v5729 = iron_f32_to_bf16(v5724);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5731 = v13 + v5721;
-      const unsigned int v5732 = v5731 * v1;
-      const unsigned int v5733 = v5732 + v28;
-      const unsigned int v5734 = v5733 << 8u;
-      const unsigned int v5735 = v5734 + v5728;
-      out[v5735] = v5729;
-    }
-    const unsigned int v5737 = v56 + v10423;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5738 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5739 = v595.x[9];
-    const float v5740 = v5739 * v5738;
-    const bool v5741 = v5737 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5741) {
-      const unsigned int v5744 = 192u + v10422;
-      const iron_bf16 v5745 = iron_f32_to_bf16(v5740);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5747 = v13 + v5737;
-      const unsigned int v5748 = v5747 * v1;
-      const unsigned int v5749 = v5748 + v28;
-      const unsigned int v5750 = v5749 << 8u;
-      const unsigned int v5751 = v5750 + v5744;
-      out[v5751] = v5745;
-    }
-    const unsigned int v5753 = v56 + v10428;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5754 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5755 = v595.x[10];
-    const float v5756 = v5755 * v5754;
-    const bool v5757 = v5753 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5757) {
-      const unsigned int v5760 = 192u + v10427;
-      const iron_bf16 v5761 = iron_f32_to_bf16(v5756);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5763 = v13 + v5753;
-      const unsigned int v5764 = v5763 * v1;
-      const unsigned int v5765 = v5764 + v28;
-      const unsigned int v5766 = v5765 << 8u;
-      const unsigned int v5767 = v5766 + v5760;
-      out[v5767] = v5761;
-    }
-    const unsigned int v5769 = v56 + v10433;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5770 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5771 = v595.x[11];
-    const float v5772 = v5771 * v5770;
-    const bool v5773 = v5769 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5773) {
-      const unsigned int v5776 = 192u + v10432;
-      const iron_bf16 v5777 = iron_f32_to_bf16(v5772);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5779 = v13 + v5769;
-      const unsigned int v5780 = v5779 * v1;
-      const unsigned int v5781 = v5780 + v28;
-      const unsigned int v5782 = v5781 << 8u;
-      const unsigned int v5783 = v5782 + v5776;
-      out[v5783] = v5777;
-    }
-    const unsigned int v5785 = v56 + v10438;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5786 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5787 = v595.x[12];
-    const float v5788 = v5787 * v5786;
-    const bool v5789 = v5785 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5789) {
-      const unsigned int v5792 = 192u + v10437;
-      const iron_bf16 v5793 = iron_f32_to_bf16(v5788);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5795 = v13 + v5785;
-      const unsigned int v5796 = v5795 * v1;
-      const unsigned int v5797 = v5796 + v28;
-      const unsigned int v5798 = v5797 << 8u;
-      const unsigned int v5799 = v5798 + v5792;
-      out[v5799] = v5793;
-    }
-    const unsigned int v5801 = v56 + v10443;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5802 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5803 = v595.x[13];
-    const float v5804 = v5803 * v5802;
-    const bool v5805 = v5801 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5805) {
-      const unsigned int v5808 = 192u + v10442;
-      const iron_bf16 v5809 = iron_f32_to_bf16(v5804);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5811 = v13 + v5801;
-      const unsigned int v5812 = v5811 * v1;
-      const unsigned int v5813 = v5812 + v28;
-      const unsigned int v5814 = v5813 << 8u;
-      const unsigned int v5815 = v5814 + v5808;
-      out[v5815] = v5809;
-    }
-    const unsigned int v5817 = v56 + v10448;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5818 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5819 = v595.x[14];
-    const float v5820 = v5819 * v5818;
-    const bool v5821 = v5817 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5821) {
-      const unsigned int v5824 = 192u + v10447;
-      const iron_bf16 v5825 = iron_f32_to_bf16(v5820);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5827 = v13 + v5817;
-      const unsigned int v5828 = v5827 * v1;
-      const unsigned int v5829 = v5828 + v28;
-      const unsigned int v5830 = v5829 << 8u;
-      const unsigned int v5831 = v5830 + v5824;
-      out[v5831] = v5825;
-    }
-    const unsigned int v5833 = v56 + v10453;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5834 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5835 = v595.x[15];
-    const float v5836 = v5835 * v5834;
-    const bool v5837 = v5833 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5837) {
-      const unsigned int v5840 = 192u + v10452;
-      const iron_bf16 v5841 = iron_f32_to_bf16(v5836);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5843 = v13 + v5833;
-      const unsigned int v5844 = v5843 * v1;
-      const unsigned int v5845 = v5844 + v28;
-      const unsigned int v5846 = v5845 << 8u;
-      const unsigned int v5847 = v5846 + v5840;
-      out[v5847] = v5841;
-    }
-    const unsigned int v5849 = v56 + v10458;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5850 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5851 = v595.x[16];
-    const float v5852 = v5851 * v5850;
-    const bool v5853 = v5849 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5853) {
-      const unsigned int v5856 = 192u + v10457;
-      const iron_bf16 v5857 = iron_f32_to_bf16(v5852);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5859 = v13 + v5849;
-      const unsigned int v5860 = v5859 * v1;
-      const unsigned int v5861 = v5860 + v28;
-      const unsigned int v5862 = v5861 << 8u;
-      const unsigned int v5863 = v5862 + v5856;
-      out[v5863] = v5857;
-    }
-    const unsigned int v5865 = v56 + v10463;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5866 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5867 = v595.x[17];
-    const float v5868 = v5867 * v5866;
-    const bool v5869 = v5865 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5869) {
-      const unsigned int v5872 = 192u + v10462;
-      const iron_bf16 v5873 = iron_f32_to_bf16(v5868);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5875 = v13 + v5865;
-      const unsigned int v5876 = v5875 * v1;
-      const unsigned int v5877 = v5876 + v28;
-      const unsigned int v5878 = v5877 << 8u;
-      const unsigned int v5879 = v5878 + v5872;
-      out[v5879] = v5873;
-    }
-    const unsigned int v5881 = v56 + v10468;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5882 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5883 = v595.x[18];
-    const float v5884 = v5883 * v5882;
-    const bool v5885 = v5881 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5885) {
-      const unsigned int v5888 = 192u + v10467;
-      const iron_bf16 v5889 = iron_f32_to_bf16(v5884);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5891 = v13 + v5881;
-      const unsigned int v5892 = v5891 * v1;
-      const unsigned int v5893 = v5892 + v28;
-      const unsigned int v5894 = v5893 << 8u;
-      const unsigned int v5895 = v5894 + v5888;
-      out[v5895] = v5889;
-    }
-    const unsigned int v5897 = v56 + v10473;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5898 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5899 = v595.x[19];
-    const float v5900 = v5899 * v5898;
-    const bool v5901 = v5897 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5901) {
-      const unsigned int v5904 = 192u + v10472;
-      const iron_bf16 v5905 = iron_f32_to_bf16(v5900);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5907 = v13 + v5897;
-      const unsigned int v5908 = v5907 * v1;
-      const unsigned int v5909 = v5908 + v28;
-      const unsigned int v5910 = v5909 << 8u;
-      const unsigned int v5911 = v5910 + v5904;
-      out[v5911] = v5905;
-    }
-    const unsigned int v5913 = v56 + v10478;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5914 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5915 = v595.x[20];
-    const float v5916 = v5915 * v5914;
-    const bool v5917 = v5913 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5917) {
-      const unsigned int v5920 = 192u + v10477;
-      const iron_bf16 v5921 = iron_f32_to_bf16(v5916);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5923 = v13 + v5913;
-      const unsigned int v5924 = v5923 * v1;
-      const unsigned int v5925 = v5924 + v28;
-      const unsigned int v5926 = v5925 << 8u;
-      const unsigned int v5927 = v5926 + v5920;
-      out[v5927] = v5921;
-    }
-    const unsigned int v5929 = v56 + v10483;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5930 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5931 = v595.x[21];
-    const float v5932 = v5931 * v5930;
-    const bool v5933 = v5929 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5933) {
-      const unsigned int v5936 = 192u + v10482;
-      const iron_bf16 v5937 = iron_f32_to_bf16(v5932);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5939 = v13 + v5929;
-      const unsigned int v5940 = v5939 * v1;
-      const unsigned int v5941 = v5940 + v28;
-      const unsigned int v5942 = v5941 << 8u;
-      const unsigned int v5943 = v5942 + v5936;
-      out[v5943] = v5937;
-    }
-    const unsigned int v5945 = v56 + v10488;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5946 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5947 = v595.x[22];
-    const float v5948 = v5947 * v5946;
-    const bool v5949 = v5945 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5949) {
-      const unsigned int v5952 = 192u + v10487;
-      const iron_bf16 v5953 = iron_f32_to_bf16(v5948);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5955 = v13 + v5945;
-      const unsigned int v5956 = v5955 * v1;
-      const unsigned int v5957 = v5956 + v28;
-      const unsigned int v5958 = v5957 << 8u;
-      const unsigned int v5959 = v5958 + v5952;
-      out[v5959] = v5953;
-    }
-    const unsigned int v5961 = v56 + v10493;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5962 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5963 = v595.x[23];
-    const float v5964 = v5963 * v5962;
-    const bool v5965 = v5961 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5965) {
-      const unsigned int v5968 = 192u + v10492;
-      const iron_bf16 v5969 = iron_f32_to_bf16(v5964);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5971 = v13 + v5961;
-      const unsigned int v5972 = v5971 * v1;
-      const unsigned int v5973 = v5972 + v28;
-      const unsigned int v5974 = v5973 << 8u;
-      const unsigned int v5975 = v5974 + v5968;
-      out[v5975] = v5969;
-    }
-    const unsigned int v5977 = v56 + v10498;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5978 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5979 = v595.x[24];
-    const float v5980 = v5979 * v5978;
-    const bool v5981 = v5977 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5981) {
-      const unsigned int v5984 = 192u + v10497;
-      const iron_bf16 v5985 = iron_f32_to_bf16(v5980);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5987 = v13 + v5977;
-      const unsigned int v5988 = v5987 * v1;
-      const unsigned int v5989 = v5988 + v28;
-      const unsigned int v5990 = v5989 << 8u;
-      const unsigned int v5991 = v5990 + v5984;
-      out[v5991] = v5985;
-    }
-    const unsigned int v5993 = v56 + v10503;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5994 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5995 = v595.x[25];
-    const float v5996 = v5995 * v5994;
-    const bool v5997 = v5993 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v5997) {
-      const unsigned int v6000 = 192u + v10502;
-      const iron_bf16 v6001 = iron_f32_to_bf16(v5996);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6003 = v13 + v5993;
-      const unsigned int v6004 = v6003 * v1;
-      const unsigned int v6005 = v6004 + v28;
-      const unsigned int v6006 = v6005 << 8u;
-      const unsigned int v6007 = v6006 + v6000;
-      out[v6007] = v6001;
-    }
-    const unsigned int v6009 = v56 + v10508;  // kernels/sdpa/flash_tile.hpp:235
-    const float v6010 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v6011 = v595.x[26];
-    const float v6012 = v6011 * v6010;
-    const bool v6013 = v6009 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v6013) {
-      const unsigned int v6016 = 192u + v10507;
-      const iron_bf16 v6017 = iron_f32_to_bf16(v6012);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6019 = v13 + v6009;
-      const unsigned int v6020 = v6019 * v1;
-      const unsigned int v6021 = v6020 + v28;
-      const unsigned int v6022 = v6021 << 8u;
-      const unsigned int v6023 = v6022 + v6016;
-      out[v6023] = v6017;
-    }
-    const unsigned int v6025 = v56 + v10513;  // kernels/sdpa/flash_tile.hpp:235
-    const float v6026 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v6027 = v595.x[27];
-    const float v6028 = v6027 * v6026;
-    const bool v6029 = v6025 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v6029) {
-      const unsigned int v6032 = 192u + v10512;
-      const iron_bf16 v6033 = iron_f32_to_bf16(v6028);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6035 = v13 + v6025;
-      const unsigned int v6036 = v6035 * v1;
-      const unsigned int v6037 = v6036 + v28;
-      const unsigned int v6038 = v6037 << 8u;
-      const unsigned int v6039 = v6038 + v6032;
-      out[v6039] = v6033;
-    }
-    const unsigned int v6041 = v56 + v10518;  // kernels/sdpa/flash_tile.hpp:235
-    const float v6042 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v6043 = v595.x[28];
-    const float v6044 = v6043 * v6042;
-    const bool v6045 = v6041 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v6045) {
-      const unsigned int v6048 = 192u + v10517;
-      const iron_bf16 v6049 = iron_f32_to_bf16(v6044);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6051 = v13 + v6041;
-      const unsigned int v6052 = v6051 * v1;
-      const unsigned int v6053 = v6052 + v28;
-      const unsigned int v6054 = v6053 << 8u;
-      const unsigned int v6055 = v6054 + v6048;
-      out[v6055] = v6049;
-    }
-    const unsigned int v6057 = v56 + v10523;  // kernels/sdpa/flash_tile.hpp:235
-    const float v6058 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v6059 = v595.x[29];
-    const float v6060 = v6059 * v6058;
-    const bool v6061 = v6057 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v6061) {
-      const unsigned int v6064 = 192u + v10522;
-      const iron_bf16 v6065 = iron_f32_to_bf16(v6060);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6067 = v13 + v6057;
-      const unsigned int v6068 = v6067 * v1;
-      const unsigned int v6069 = v6068 + v28;
-      const unsigned int v6070 = v6069 << 8u;
-      const unsigned int v6071 = v6070 + v6064;
-      out[v6071] = v6065;
-    }
-    const unsigned int v6073 = v56 + v10528;  // kernels/sdpa/flash_tile.hpp:235
-    const float v6074 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v6075 = v595.x[30];
-    const float v6076 = v6075 * v6074;
-    const bool v6077 = v6073 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v6077) {
-      const unsigned int v6080 = 192u + v10527;
-      const iron_bf16 v6081 = iron_f32_to_bf16(v6076);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6083 = v13 + v6073;
-      const unsigned int v6084 = v6083 * v1;
-      const unsigned int v6085 = v6084 + v28;
-      const unsigned int v6086 = v6085 << 8u;
-      const unsigned int v6087 = v6086 + v6080;
-      out[v6087] = v6081;
-    }
-    const unsigned int v6089 = v56 + v10533;  // kernels/sdpa/flash_tile.hpp:235
-    const float v6090 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v6091 = v595.x[31];
-    const float v6092 = v6091 * v6090;
-    const bool v6093 = v6089 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v6093) {
-      const unsigned int v6096 = 192u + v10532;
-      const iron_bf16 v6097 = iron_f32_to_bf16(v6092);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v6099 = v13 + v6089;
-      const unsigned int v6100 = v6099 * v1;
-      const unsigned int v6101 = v6100 + v28;
-      const unsigned int v6102 = v6101 << 8u;
-      const unsigned int v6103 = v6102 + v6096;
-      out[v6103] = v6097;
+    const float v3703 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3705;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3705, 0.0f);
+    const float v3709 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3710 = fmaxf(v3709, v3703);
+    const bool v3713 = v3710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3714 = v3713 ? 0.0f : v3710;
+    v3705.x[0] = v3714;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3718 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3719 = fmaxf(v3718, v3703);
+    const bool v3722 = v3719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3723 = v3722 ? 0.0f : v3719;
+    v3705.x[1] = v3723;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3727 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3728 = fmaxf(v3727, v3703);
+    const bool v3731 = v3728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3732 = v3731 ? 0.0f : v3728;
+    v3705.x[2] = v3732;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3736 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3737 = fmaxf(v3736, v3703);
+    const bool v3740 = v3737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3741 = v3740 ? 0.0f : v3737;
+    v3705.x[3] = v3741;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3743;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3743, 0.0f);
+    const float v3747 = v3705.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3748 = v3703 - v3747;
+    const float v3749 = exp2f(v3748);
+    const float v3752 = v3709 - v3747;
+    const float v3753 = exp2f(v3752);
+    const float v3754 = v587.x[0];
+    const float v3755 = v3754 * v3753;
+    const float v3756 = v3755 + v3749;
+    v3743.x[0] = v3756;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3760 = v3705.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3761 = v3703 - v3760;
+    const float v3762 = exp2f(v3761);
+    const float v3765 = v3718 - v3760;
+    const float v3766 = exp2f(v3765);
+    const float v3767 = v587.x[1];
+    const float v3768 = v3767 * v3766;
+    const float v3769 = v3768 + v3762;
+    v3743.x[1] = v3769;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3773 = v3705.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3774 = v3703 - v3773;
+    const float v3775 = exp2f(v3774);
+    const float v3778 = v3727 - v3773;
+    const float v3779 = exp2f(v3778);
+    const float v3780 = v587.x[2];
+    const float v3781 = v3780 * v3779;
+    const float v3782 = v3781 + v3775;
+    v3743.x[2] = v3782;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3786 = v3705.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3787 = v3703 - v3786;
+    const float v3788 = exp2f(v3787);
+    const float v3791 = v3736 - v3786;
+    const float v3792 = exp2f(v3791);
+    const float v3793 = v587.x[3];
+    const float v3794 = v3793 * v3792;
+    const float v3795 = v3794 + v3788;
+    v3743.x[3] = v3795;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3797;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3797, 0.0f);
+    const float v3801 = v3743.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3807 = v3753 / v3801;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3809 = v3801 > 0.0f;
+    const float v3810 = v3809 ? v3807 : 0.0f;
+    v3797.x[0] = v3810;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3814 = v3743.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3820 = v3766 / v3814;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3822 = v3814 > 0.0f;
+    const float v3823 = v3822 ? v3820 : 0.0f;
+    v3797.x[1] = v3823;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3827 = v3743.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3833 = v3779 / v3827;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3835 = v3827 > 0.0f;
+    const float v3836 = v3835 ? v3833 : 0.0f;
+    v3797.x[2] = v3836;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3840 = v3743.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3846 = v3792 / v3840;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3848 = v3840 > 0.0f;
+    const float v3849 = v3848 ? v3846 : 0.0f;
+    v3797.x[3] = v3849;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3851 = v56 + v9486;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3852 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3853 = v589.x[0];
+    const float v3854 = v3853 * v3852;
+    const bool v3855 = v3851 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3855) {
+      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3861 = v13 + v3851;
+      const unsigned int v3862 = v3861 * v1;
+      const unsigned int v3863 = v3862 + v28;
+      const unsigned int v3864 = v3863 << 8u;
+      const unsigned int v3865 = v3864 + v9485;
+      out[v3865] = v3859;
+    }
+    const unsigned int v3867 = v56 + v9491;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3868 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3869 = v589.x[1];
+    const float v3870 = v3869 * v3868;
+    const bool v3871 = v3867 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3871) {
+      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3877 = v13 + v3867;
+      const unsigned int v3878 = v3877 * v1;
+      const unsigned int v3879 = v3878 + v28;
+      const unsigned int v3880 = v3879 << 8u;
+      const unsigned int v3881 = v3880 + v9490;
+      out[v3881] = v3875;
+    }
+    const unsigned int v3883 = v56 + v9496;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3884 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3885 = v589.x[2];
+    const float v3886 = v3885 * v3884;
+    const bool v3887 = v3883 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3887) {
+      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3893 = v13 + v3883;
+      const unsigned int v3894 = v3893 * v1;
+      const unsigned int v3895 = v3894 + v28;
+      const unsigned int v3896 = v3895 << 8u;
+      const unsigned int v3897 = v3896 + v9495;
+      out[v3897] = v3891;
+    }
+    const unsigned int v3899 = v56 + v9501;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3900 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3901 = v589.x[3];
+    const float v3902 = v3901 * v3900;
+    const bool v3903 = v3899 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3903) {
+      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3909 = v13 + v3899;
+      const unsigned int v3910 = v3909 * v1;
+      const unsigned int v3911 = v3910 + v28;
+      const unsigned int v3912 = v3911 << 8u;
+      const unsigned int v3913 = v3912 + v9500;
+      out[v3913] = v3907;
+    }
+    const unsigned int v3915 = v56 + v9506;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3916 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3917 = v589.x[4];
+    const float v3918 = v3917 * v3916;
+    const bool v3919 = v3915 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3919) {
+      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3925 = v13 + v3915;
+      const unsigned int v3926 = v3925 * v1;
+      const unsigned int v3927 = v3926 + v28;
+      const unsigned int v3928 = v3927 << 8u;
+      const unsigned int v3929 = v3928 + v9505;
+      out[v3929] = v3923;
+    }
+    const unsigned int v3931 = v56 + v9511;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3932 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3933 = v589.x[5];
+    const float v3934 = v3933 * v3932;
+    const bool v3935 = v3931 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3935) {
+      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3941 = v13 + v3931;
+      const unsigned int v3942 = v3941 * v1;
+      const unsigned int v3943 = v3942 + v28;
+      const unsigned int v3944 = v3943 << 8u;
+      const unsigned int v3945 = v3944 + v9510;
+      out[v3945] = v3939;
+    }
+    const unsigned int v3947 = v56 + v9516;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3948 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3949 = v589.x[6];
+    const float v3950 = v3949 * v3948;
+    const bool v3951 = v3947 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3951) {
+      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3957 = v13 + v3947;
+      const unsigned int v3958 = v3957 * v1;
+      const unsigned int v3959 = v3958 + v28;
+      const unsigned int v3960 = v3959 << 8u;
+      const unsigned int v3961 = v3960 + v9515;
+      out[v3961] = v3955;
+    }
+    const unsigned int v3963 = v56 + v9521;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3964 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3965 = v589.x[7];
+    const float v3966 = v3965 * v3964;
+    const bool v3967 = v3963 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3967) {
+      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3973 = v13 + v3963;
+      const unsigned int v3974 = v3973 * v1;
+      const unsigned int v3975 = v3974 + v28;
+      const unsigned int v3976 = v3975 << 8u;
+      const unsigned int v3977 = v3976 + v9520;
+      out[v3977] = v3971;
+    }
+    const unsigned int v3979 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3980 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3981 = v589.x[8];
+    const float v3982 = v3981 * v3980;
+    const bool v3983 = v3979 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3983) {
+      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3989 = v13 + v3979;
+      const unsigned int v3990 = v3989 * v1;
+      const unsigned int v3991 = v3990 + v28;
+      const unsigned int v3992 = v3991 << 8u;
+      const unsigned int v3993 = v3992 + v9525;
+      out[v3993] = v3987;
+    }
+    const unsigned int v3995 = v56 + v9531;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3996 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3997 = v589.x[9];
+    const float v3998 = v3997 * v3996;
+    const bool v3999 = v3995 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3999) {
+      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4005 = v13 + v3995;
+      const unsigned int v4006 = v4005 * v1;
+      const unsigned int v4007 = v4006 + v28;
+      const unsigned int v4008 = v4007 << 8u;
+      const unsigned int v4009 = v4008 + v9530;
+      out[v4009] = v4003;
+    }
+    const unsigned int v4011 = v56 + v9536;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4012 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4013 = v589.x[10];
+    const float v4014 = v4013 * v4012;
+    const bool v4015 = v4011 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4015) {
+      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4021 = v13 + v4011;
+      const unsigned int v4022 = v4021 * v1;
+      const unsigned int v4023 = v4022 + v28;
+      const unsigned int v4024 = v4023 << 8u;
+      const unsigned int v4025 = v4024 + v9535;
+      out[v4025] = v4019;
+    }
+    const unsigned int v4027 = v56 + v9541;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4028 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4029 = v589.x[11];
+    const float v4030 = v4029 * v4028;
+    const bool v4031 = v4027 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4031) {
+      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4037 = v13 + v4027;
+      const unsigned int v4038 = v4037 * v1;
+      const unsigned int v4039 = v4038 + v28;
+      const unsigned int v4040 = v4039 << 8u;
+      const unsigned int v4041 = v4040 + v9540;
+      out[v4041] = v4035;
+    }
+    const unsigned int v4043 = v56 + v9546;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4044 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4045 = v589.x[12];
+    const float v4046 = v4045 * v4044;
+    const bool v4047 = v4043 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4047) {
+      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4053 = v13 + v4043;
+      const unsigned int v4054 = v4053 * v1;
+      const unsigned int v4055 = v4054 + v28;
+      const unsigned int v4056 = v4055 << 8u;
+      const unsigned int v4057 = v4056 + v9545;
+      out[v4057] = v4051;
+    }
+    const unsigned int v4059 = v56 + v9551;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4060 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4061 = v589.x[13];
+    const float v4062 = v4061 * v4060;
+    const bool v4063 = v4059 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4063) {
+      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4069 = v13 + v4059;
+      const unsigned int v4070 = v4069 * v1;
+      const unsigned int v4071 = v4070 + v28;
+      const unsigned int v4072 = v4071 << 8u;
+      const unsigned int v4073 = v4072 + v9550;
+      out[v4073] = v4067;
+    }
+    const unsigned int v4075 = v56 + v9556;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4076 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4077 = v589.x[14];
+    const float v4078 = v4077 * v4076;
+    const bool v4079 = v4075 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4079) {
+      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4085 = v13 + v4075;
+      const unsigned int v4086 = v4085 * v1;
+      const unsigned int v4087 = v4086 + v28;
+      const unsigned int v4088 = v4087 << 8u;
+      const unsigned int v4089 = v4088 + v9555;
+      out[v4089] = v4083;
+    }
+    const unsigned int v4091 = v56 + v9561;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4092 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4093 = v589.x[15];
+    const float v4094 = v4093 * v4092;
+    const bool v4095 = v4091 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4095) {
+      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4101 = v13 + v4091;
+      const unsigned int v4102 = v4101 * v1;
+      const unsigned int v4103 = v4102 + v28;
+      const unsigned int v4104 = v4103 << 8u;
+      const unsigned int v4105 = v4104 + v9560;
+      out[v4105] = v4099;
+    }
+    const unsigned int v4107 = v56 + v9566;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4108 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4109 = v589.x[16];
+    const float v4110 = v4109 * v4108;
+    const bool v4111 = v4107 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4111) {
+      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4117 = v13 + v4107;
+      const unsigned int v4118 = v4117 * v1;
+      const unsigned int v4119 = v4118 + v28;
+      const unsigned int v4120 = v4119 << 8u;
+      const unsigned int v4121 = v4120 + v9565;
+      out[v4121] = v4115;
+    }
+    const unsigned int v4123 = v56 + v9571;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4124 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4125 = v589.x[17];
+    const float v4126 = v4125 * v4124;
+    const bool v4127 = v4123 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4127) {
+      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4133 = v13 + v4123;
+      const unsigned int v4134 = v4133 * v1;
+      const unsigned int v4135 = v4134 + v28;
+      const unsigned int v4136 = v4135 << 8u;
+      const unsigned int v4137 = v4136 + v9570;
+      out[v4137] = v4131;
+    }
+    const unsigned int v4139 = v56 + v9576;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4140 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4141 = v589.x[18];
+    const float v4142 = v4141 * v4140;
+    const bool v4143 = v4139 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4143) {
+      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4149 = v13 + v4139;
+      const unsigned int v4150 = v4149 * v1;
+      const unsigned int v4151 = v4150 + v28;
+      const unsigned int v4152 = v4151 << 8u;
+      const unsigned int v4153 = v4152 + v9575;
+      out[v4153] = v4147;
+    }
+    const unsigned int v4155 = v56 + v9581;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4156 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4157 = v589.x[19];
+    const float v4158 = v4157 * v4156;
+    const bool v4159 = v4155 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4159) {
+      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4165 = v13 + v4155;
+      const unsigned int v4166 = v4165 * v1;
+      const unsigned int v4167 = v4166 + v28;
+      const unsigned int v4168 = v4167 << 8u;
+      const unsigned int v4169 = v4168 + v9580;
+      out[v4169] = v4163;
+    }
+    const unsigned int v4171 = v56 + v9586;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4172 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4173 = v589.x[20];
+    const float v4174 = v4173 * v4172;
+    const bool v4175 = v4171 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4175) {
+      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4181 = v13 + v4171;
+      const unsigned int v4182 = v4181 * v1;
+      const unsigned int v4183 = v4182 + v28;
+      const unsigned int v4184 = v4183 << 8u;
+      const unsigned int v4185 = v4184 + v9585;
+      out[v4185] = v4179;
+    }
+    const unsigned int v4187 = v56 + v9591;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4188 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4189 = v589.x[21];
+    const float v4190 = v4189 * v4188;
+    const bool v4191 = v4187 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4191) {
+      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4197 = v13 + v4187;
+      const unsigned int v4198 = v4197 * v1;
+      const unsigned int v4199 = v4198 + v28;
+      const unsigned int v4200 = v4199 << 8u;
+      const unsigned int v4201 = v4200 + v9590;
+      out[v4201] = v4195;
+    }
+    const unsigned int v4203 = v56 + v9596;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4204 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4205 = v589.x[22];
+    const float v4206 = v4205 * v4204;
+    const bool v4207 = v4203 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4207) {
+      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4213 = v13 + v4203;
+      const unsigned int v4214 = v4213 * v1;
+      const unsigned int v4215 = v4214 + v28;
+      const unsigned int v4216 = v4215 << 8u;
+      const unsigned int v4217 = v4216 + v9595;
+      out[v4217] = v4211;
+    }
+    const unsigned int v4219 = v56 + v9601;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4220 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4221 = v589.x[23];
+    const float v4222 = v4221 * v4220;
+    const bool v4223 = v4219 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4223) {
+      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4229 = v13 + v4219;
+      const unsigned int v4230 = v4229 * v1;
+      const unsigned int v4231 = v4230 + v28;
+      const unsigned int v4232 = v4231 << 8u;
+      const unsigned int v4233 = v4232 + v9600;
+      out[v4233] = v4227;
+    }
+    const unsigned int v4235 = v56 + v9606;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4236 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4237 = v589.x[24];
+    const float v4238 = v4237 * v4236;
+    const bool v4239 = v4235 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4239) {
+      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4245 = v13 + v4235;
+      const unsigned int v4246 = v4245 * v1;
+      const unsigned int v4247 = v4246 + v28;
+      const unsigned int v4248 = v4247 << 8u;
+      const unsigned int v4249 = v4248 + v9605;
+      out[v4249] = v4243;
+    }
+    const unsigned int v4251 = v56 + v9611;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4252 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4253 = v589.x[25];
+    const float v4254 = v4253 * v4252;
+    const bool v4255 = v4251 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4255) {
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4261 = v13 + v4251;
+      const unsigned int v4262 = v4261 * v1;
+      const unsigned int v4263 = v4262 + v28;
+      const unsigned int v4264 = v4263 << 8u;
+      const unsigned int v4265 = v4264 + v9610;
+      out[v4265] = v4259;
+    }
+    const unsigned int v4267 = v56 + v9616;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4268 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4269 = v589.x[26];
+    const float v4270 = v4269 * v4268;
+    const bool v4271 = v4267 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4271) {
+      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4277 = v13 + v4267;
+      const unsigned int v4278 = v4277 * v1;
+      const unsigned int v4279 = v4278 + v28;
+      const unsigned int v4280 = v4279 << 8u;
+      const unsigned int v4281 = v4280 + v9615;
+      out[v4281] = v4275;
+    }
+    const unsigned int v4283 = v56 + v9621;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4284 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4285 = v589.x[27];
+    const float v4286 = v4285 * v4284;
+    const bool v4287 = v4283 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4287) {
+      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4293 = v13 + v4283;
+      const unsigned int v4294 = v4293 * v1;
+      const unsigned int v4295 = v4294 + v28;
+      const unsigned int v4296 = v4295 << 8u;
+      const unsigned int v4297 = v4296 + v9620;
+      out[v4297] = v4291;
+    }
+    const unsigned int v4299 = v56 + v9626;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4300 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4301 = v589.x[28];
+    const float v4302 = v4301 * v4300;
+    const bool v4303 = v4299 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4303) {
+      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4309 = v13 + v4299;
+      const unsigned int v4310 = v4309 * v1;
+      const unsigned int v4311 = v4310 + v28;
+      const unsigned int v4312 = v4311 << 8u;
+      const unsigned int v4313 = v4312 + v9625;
+      out[v4313] = v4307;
+    }
+    const unsigned int v4315 = v56 + v9631;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4316 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4317 = v589.x[29];
+    const float v4318 = v4317 * v4316;
+    const bool v4319 = v4315 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4319) {
+      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4325 = v13 + v4315;
+      const unsigned int v4326 = v4325 * v1;
+      const unsigned int v4327 = v4326 + v28;
+      const unsigned int v4328 = v4327 << 8u;
+      const unsigned int v4329 = v4328 + v9630;
+      out[v4329] = v4323;
+    }
+    const unsigned int v4331 = v56 + v9636;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4332 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4333 = v589.x[30];
+    const float v4334 = v4333 * v4332;
+    const bool v4335 = v4331 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4335) {
+      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4341 = v13 + v4331;
+      const unsigned int v4342 = v4341 * v1;
+      const unsigned int v4343 = v4342 + v28;
+      const unsigned int v4344 = v4343 << 8u;
+      const unsigned int v4345 = v4344 + v9635;
+      out[v4345] = v4339;
+    }
+    const unsigned int v4347 = v56 + v9641;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4348 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4349 = v589.x[31];
+    const float v4350 = v4349 * v4348;
+    const bool v4351 = v4347 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4351) {
+      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4357 = v13 + v4347;
+      const unsigned int v4358 = v4357 * v1;
+      const unsigned int v4359 = v4358 + v28;
+      const unsigned int v4360 = v4359 << 8u;
+      const unsigned int v4361 = v4360 + v9640;
+      out[v4361] = v4355;
+    }
+    const unsigned int v4363 = v56 + v9646;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4364 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4365 = v591.x[0];
+    const float v4366 = v4365 * v4364;
+    const bool v4367 = v4363 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4367) {
+      const unsigned int v4370 = 64u + v9645;
+      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4373 = v13 + v4363;
+      const unsigned int v4374 = v4373 * v1;
+      const unsigned int v4375 = v4374 + v28;
+      const unsigned int v4376 = v4375 << 8u;
+      const unsigned int v4377 = v4376 + v4370;
+      out[v4377] = v4371;
+    }
+    const unsigned int v4379 = v56 + v9651;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4380 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4381 = v591.x[1];
+    const float v4382 = v4381 * v4380;
+    const bool v4383 = v4379 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4383) {
+      const unsigned int v4386 = 64u + v9650;
+      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4389 = v13 + v4379;
+      const unsigned int v4390 = v4389 * v1;
+      const unsigned int v4391 = v4390 + v28;
+      const unsigned int v4392 = v4391 << 8u;
+      const unsigned int v4393 = v4392 + v4386;
+      out[v4393] = v4387;
+    }
+    const unsigned int v4395 = v56 + v9656;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4396 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4397 = v591.x[2];
+    const float v4398 = v4397 * v4396;
+    const bool v4399 = v4395 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4399) {
+      const unsigned int v4402 = 64u + v9655;
+      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4405 = v13 + v4395;
+      const unsigned int v4406 = v4405 * v1;
+      const unsigned int v4407 = v4406 + v28;
+      const unsigned int v4408 = v4407 << 8u;
+      const unsigned int v4409 = v4408 + v4402;
+      out[v4409] = v4403;
+    }
+    const unsigned int v4411 = v56 + v9661;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4412 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4413 = v591.x[3];
+    const float v4414 = v4413 * v4412;
+    const bool v4415 = v4411 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4415) {
+      const unsigned int v4418 = 64u + v9660;
+      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4421 = v13 + v4411;
+      const unsigned int v4422 = v4421 * v1;
+      const unsigned int v4423 = v4422 + v28;
+      const unsigned int v4424 = v4423 << 8u;
+      const unsigned int v4425 = v4424 + v4418;
+      out[v4425] = v4419;
+    }
+    const unsigned int v4427 = v56 + v9666;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4428 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4429 = v591.x[4];
+    const float v4430 = v4429 * v4428;
+    const bool v4431 = v4427 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4431) {
+      const unsigned int v4434 = 64u + v9665;
+      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4437 = v13 + v4427;
+      const unsigned int v4438 = v4437 * v1;
+      const unsigned int v4439 = v4438 + v28;
+      const unsigned int v4440 = v4439 << 8u;
+      const unsigned int v4441 = v4440 + v4434;
+      out[v4441] = v4435;
+    }
+    const unsigned int v4443 = v56 + v9671;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4444 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4445 = v591.x[5];
+    const float v4446 = v4445 * v4444;
+    const bool v4447 = v4443 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4447) {
+      const unsigned int v4450 = 64u + v9670;
+      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4453 = v13 + v4443;
+      const unsigned int v4454 = v4453 * v1;
+      const unsigned int v4455 = v4454 + v28;
+      const unsigned int v4456 = v4455 << 8u;
+      const unsigned int v4457 = v4456 + v4450;
+      out[v4457] = v4451;
+    }
+    const unsigned int v4459 = v56 + v9676;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4460 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4461 = v591.x[6];
+    const float v4462 = v4461 * v4460;
+    const bool v4463 = v4459 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4463) {
+      const unsigned int v4466 = 64u + v9675;
+      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4469 = v13 + v4459;
+      const unsigned int v4470 = v4469 * v1;
+      const unsigned int v4471 = v4470 + v28;
+      const unsigned int v4472 = v4471 << 8u;
+      const unsigned int v4473 = v4472 + v4466;
+      out[v4473] = v4467;
+    }
+    const unsigned int v4475 = v56 + v9681;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4476 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4477 = v591.x[7];
+    const float v4478 = v4477 * v4476;
+    const bool v4479 = v4475 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4479) {
+      const unsigned int v4482 = 64u + v9680;
+      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4485 = v13 + v4475;
+      const unsigned int v4486 = v4485 * v1;
+      const unsigned int v4487 = v4486 + v28;
+      const unsigned int v4488 = v4487 << 8u;
+      const unsigned int v4489 = v4488 + v4482;
+      out[v4489] = v4483;
+    }
+    const unsigned int v4491 = v56 + v9686;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4492 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4493 = v591.x[8];
+    const float v4494 = v4493 * v4492;
+    const bool v4495 = v4491 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4495) {
+      const unsigned int v4498 = 64u + v9685;
+      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4501 = v13 + v4491;
+      const unsigned int v4502 = v4501 * v1;
+      const unsigned int v4503 = v4502 + v28;
+      const unsigned int v4504 = v4503 << 8u;
+      const unsigned int v4505 = v4504 + v4498;
+      out[v4505] = v4499;
+    }
+    const unsigned int v4507 = v56 + v9691;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4508 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4509 = v591.x[9];
+    const float v4510 = v4509 * v4508;
+    const bool v4511 = v4507 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4511) {
+      const unsigned int v4514 = 64u + v9690;
+      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4517 = v13 + v4507;
+      const unsigned int v4518 = v4517 * v1;
+      const unsigned int v4519 = v4518 + v28;
+      const unsigned int v4520 = v4519 << 8u;
+      const unsigned int v4521 = v4520 + v4514;
+      out[v4521] = v4515;
+    }
+    const unsigned int v4523 = v56 + v9696;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4524 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4525 = v591.x[10];
+    const float v4526 = v4525 * v4524;
+    const bool v4527 = v4523 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4527) {
+      const unsigned int v4530 = 64u + v9695;
+      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4533 = v13 + v4523;
+      const unsigned int v4534 = v4533 * v1;
+      const unsigned int v4535 = v4534 + v28;
+      const unsigned int v4536 = v4535 << 8u;
+      const unsigned int v4537 = v4536 + v4530;
+      out[v4537] = v4531;
+    }
+    const unsigned int v4539 = v56 + v9701;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4540 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4541 = v591.x[11];
+    const float v4542 = v4541 * v4540;
+    const bool v4543 = v4539 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4543) {
+      const unsigned int v4546 = 64u + v9700;
+      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4549 = v13 + v4539;
+      const unsigned int v4550 = v4549 * v1;
+      const unsigned int v4551 = v4550 + v28;
+      const unsigned int v4552 = v4551 << 8u;
+      const unsigned int v4553 = v4552 + v4546;
+      out[v4553] = v4547;
+    }
+    const unsigned int v4555 = v56 + v9706;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4556 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4557 = v591.x[12];
+    const float v4558 = v4557 * v4556;
+    const bool v4559 = v4555 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4559) {
+      const unsigned int v4562 = 64u + v9705;
+      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4565 = v13 + v4555;
+      const unsigned int v4566 = v4565 * v1;
+      const unsigned int v4567 = v4566 + v28;
+      const unsigned int v4568 = v4567 << 8u;
+      const unsigned int v4569 = v4568 + v4562;
+      out[v4569] = v4563;
+    }
+    const unsigned int v4571 = v56 + v9711;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4572 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4573 = v591.x[13];
+    const float v4574 = v4573 * v4572;
+    const bool v4575 = v4571 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4575) {
+      const unsigned int v4578 = 64u + v9710;
+      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4581 = v13 + v4571;
+      const unsigned int v4582 = v4581 * v1;
+      const unsigned int v4583 = v4582 + v28;
+      const unsigned int v4584 = v4583 << 8u;
+      const unsigned int v4585 = v4584 + v4578;
+      out[v4585] = v4579;
+    }
+    const unsigned int v4587 = v56 + v9716;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4588 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4589 = v591.x[14];
+    const float v4590 = v4589 * v4588;
+    const bool v4591 = v4587 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4591) {
+      const unsigned int v4594 = 64u + v9715;
+      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4597 = v13 + v4587;
+      const unsigned int v4598 = v4597 * v1;
+      const unsigned int v4599 = v4598 + v28;
+      const unsigned int v4600 = v4599 << 8u;
+      const unsigned int v4601 = v4600 + v4594;
+      out[v4601] = v4595;
+    }
+    const unsigned int v4603 = v56 + v9721;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4604 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4605 = v591.x[15];
+    const float v4606 = v4605 * v4604;
+    const bool v4607 = v4603 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4607) {
+      const unsigned int v4610 = 64u + v9720;
+      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4613 = v13 + v4603;
+      const unsigned int v4614 = v4613 * v1;
+      const unsigned int v4615 = v4614 + v28;
+      const unsigned int v4616 = v4615 << 8u;
+      const unsigned int v4617 = v4616 + v4610;
+      out[v4617] = v4611;
+    }
+    const unsigned int v4619 = v56 + v9726;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4620 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4621 = v591.x[16];
+    const float v4622 = v4621 * v4620;
+    const bool v4623 = v4619 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4623) {
+      const unsigned int v4626 = 64u + v9725;
+      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4629 = v13 + v4619;
+      const unsigned int v4630 = v4629 * v1;
+      const unsigned int v4631 = v4630 + v28;
+      const unsigned int v4632 = v4631 << 8u;
+      const unsigned int v4633 = v4632 + v4626;
+      out[v4633] = v4627;
+    }
+    const unsigned int v4635 = v56 + v9731;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4636 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4637 = v591.x[17];
+    const float v4638 = v4637 * v4636;
+    const bool v4639 = v4635 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4639) {
+      const unsigned int v4642 = 64u + v9730;
+      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4645 = v13 + v4635;
+      const unsigned int v4646 = v4645 * v1;
+      const unsigned int v4647 = v4646 + v28;
+      const unsigned int v4648 = v4647 << 8u;
+      const unsigned int v4649 = v4648 + v4642;
+      out[v4649] = v4643;
+    }
+    const unsigned int v4651 = v56 + v9736;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4652 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4653 = v591.x[18];
+    const float v4654 = v4653 * v4652;
+    const bool v4655 = v4651 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4655) {
+      const unsigned int v4658 = 64u + v9735;
+      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4661 = v13 + v4651;
+      const unsigned int v4662 = v4661 * v1;
+      const unsigned int v4663 = v4662 + v28;
+      const unsigned int v4664 = v4663 << 8u;
+      const unsigned int v4665 = v4664 + v4658;
+      out[v4665] = v4659;
+    }
+    const unsigned int v4667 = v56 + v9741;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4668 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4669 = v591.x[19];
+    const float v4670 = v4669 * v4668;
+    const bool v4671 = v4667 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4671) {
+      const unsigned int v4674 = 64u + v9740;
+      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4677 = v13 + v4667;
+      const unsigned int v4678 = v4677 * v1;
+      const unsigned int v4679 = v4678 + v28;
+      const unsigned int v4680 = v4679 << 8u;
+      const unsigned int v4681 = v4680 + v4674;
+      out[v4681] = v4675;
+    }
+    const unsigned int v4683 = v56 + v9746;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4684 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4685 = v591.x[20];
+    const float v4686 = v4685 * v4684;
+    const bool v4687 = v4683 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4687) {
+      const unsigned int v4690 = 64u + v9745;
+      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4693 = v13 + v4683;
+      const unsigned int v4694 = v4693 * v1;
+      const unsigned int v4695 = v4694 + v28;
+      const unsigned int v4696 = v4695 << 8u;
+      const unsigned int v4697 = v4696 + v4690;
+      out[v4697] = v4691;
+    }
+    const unsigned int v4699 = v56 + v9751;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4700 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4701 = v591.x[21];
+    const float v4702 = v4701 * v4700;
+    const bool v4703 = v4699 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4703) {
+      const unsigned int v4706 = 64u + v9750;
+      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4709 = v13 + v4699;
+      const unsigned int v4710 = v4709 * v1;
+      const unsigned int v4711 = v4710 + v28;
+      const unsigned int v4712 = v4711 << 8u;
+      const unsigned int v4713 = v4712 + v4706;
+      out[v4713] = v4707;
+    }
+    const unsigned int v4715 = v56 + v9756;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4716 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4717 = v591.x[22];
+    const float v4718 = v4717 * v4716;
+    const bool v4719 = v4715 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4719) {
+      const unsigned int v4722 = 64u + v9755;
+      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4725 = v13 + v4715;
+      const unsigned int v4726 = v4725 * v1;
+      const unsigned int v4727 = v4726 + v28;
+      const unsigned int v4728 = v4727 << 8u;
+      const unsigned int v4729 = v4728 + v4722;
+      out[v4729] = v4723;
+    }
+    const unsigned int v4731 = v56 + v9761;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4732 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4733 = v591.x[23];
+    const float v4734 = v4733 * v4732;
+    const bool v4735 = v4731 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4735) {
+      const unsigned int v4738 = 64u + v9760;
+      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4741 = v13 + v4731;
+      const unsigned int v4742 = v4741 * v1;
+      const unsigned int v4743 = v4742 + v28;
+      const unsigned int v4744 = v4743 << 8u;
+      const unsigned int v4745 = v4744 + v4738;
+      out[v4745] = v4739;
+    }
+    const unsigned int v4747 = v56 + v9766;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4748 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4749 = v591.x[24];
+    const float v4750 = v4749 * v4748;
+    const bool v4751 = v4747 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4751) {
+      const unsigned int v4754 = 64u + v9765;
+      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4757 = v13 + v4747;
+      const unsigned int v4758 = v4757 * v1;
+      const unsigned int v4759 = v4758 + v28;
+      const unsigned int v4760 = v4759 << 8u;
+      const unsigned int v4761 = v4760 + v4754;
+      out[v4761] = v4755;
+    }
+    const unsigned int v4763 = v56 + v9771;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4764 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4765 = v591.x[25];
+    const float v4766 = v4765 * v4764;
+    const bool v4767 = v4763 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4767) {
+      const unsigned int v4770 = 64u + v9770;
+      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4773 = v13 + v4763;
+      const unsigned int v4774 = v4773 * v1;
+      const unsigned int v4775 = v4774 + v28;
+      const unsigned int v4776 = v4775 << 8u;
+      const unsigned int v4777 = v4776 + v4770;
+      out[v4777] = v4771;
+    }
+    const unsigned int v4779 = v56 + v9776;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4780 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4781 = v591.x[26];
+    const float v4782 = v4781 * v4780;
+    const bool v4783 = v4779 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4783) {
+      const unsigned int v4786 = 64u + v9775;
+      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4789 = v13 + v4779;
+      const unsigned int v4790 = v4789 * v1;
+      const unsigned int v4791 = v4790 + v28;
+      const unsigned int v4792 = v4791 << 8u;
+      const unsigned int v4793 = v4792 + v4786;
+      out[v4793] = v4787;
+    }
+    const unsigned int v4795 = v56 + v9781;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4796 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4797 = v591.x[27];
+    const float v4798 = v4797 * v4796;
+    const bool v4799 = v4795 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4799) {
+      const unsigned int v4802 = 64u + v9780;
+      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4805 = v13 + v4795;
+      const unsigned int v4806 = v4805 * v1;
+      const unsigned int v4807 = v4806 + v28;
+      const unsigned int v4808 = v4807 << 8u;
+      const unsigned int v4809 = v4808 + v4802;
+      out[v4809] = v4803;
+    }
+    const unsigned int v4811 = v56 + v9786;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4812 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4813 = v591.x[28];
+    const float v4814 = v4813 * v4812;
+    const bool v4815 = v4811 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4815) {
+      const unsigned int v4818 = 64u + v9785;
+      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4821 = v13 + v4811;
+      const unsigned int v4822 = v4821 * v1;
+      const unsigned int v4823 = v4822 + v28;
+      const unsigned int v4824 = v4823 << 8u;
+      const unsigned int v4825 = v4824 + v4818;
+      out[v4825] = v4819;
+    }
+    const unsigned int v4827 = v56 + v9791;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4828 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4829 = v591.x[29];
+    const float v4830 = v4829 * v4828;
+    const bool v4831 = v4827 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4831) {
+      const unsigned int v4834 = 64u + v9790;
+      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4837 = v13 + v4827;
+      const unsigned int v4838 = v4837 * v1;
+      const unsigned int v4839 = v4838 + v28;
+      const unsigned int v4840 = v4839 << 8u;
+      const unsigned int v4841 = v4840 + v4834;
+      out[v4841] = v4835;
+    }
+    const unsigned int v4843 = v56 + v9796;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4844 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4845 = v591.x[30];
+    const float v4846 = v4845 * v4844;
+    const bool v4847 = v4843 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4847) {
+      const unsigned int v4850 = 64u + v9795;
+      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4853 = v13 + v4843;
+      const unsigned int v4854 = v4853 * v1;
+      const unsigned int v4855 = v4854 + v28;
+      const unsigned int v4856 = v4855 << 8u;
+      const unsigned int v4857 = v4856 + v4850;
+      out[v4857] = v4851;
+    }
+    const unsigned int v4859 = v56 + v9801;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4860 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4861 = v591.x[31];
+    const float v4862 = v4861 * v4860;
+    const bool v4863 = v4859 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4863) {
+      const unsigned int v4866 = 64u + v9800;
+      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4869 = v13 + v4859;
+      const unsigned int v4870 = v4869 * v1;
+      const unsigned int v4871 = v4870 + v28;
+      const unsigned int v4872 = v4871 << 8u;
+      const unsigned int v4873 = v4872 + v4866;
+      out[v4873] = v4867;
+    }
+    const unsigned int v4875 = v56 + v9806;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4876 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4877 = v593.x[0];
+    const float v4878 = v4877 * v4876;
+    const bool v4879 = v4875 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4879) {
+      const unsigned int v4882 = 128u + v9805;
+      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4885 = v13 + v4875;
+      const unsigned int v4886 = v4885 * v1;
+      const unsigned int v4887 = v4886 + v28;
+      const unsigned int v4888 = v4887 << 8u;
+      const unsigned int v4889 = v4888 + v4882;
+      out[v4889] = v4883;
+    }
+    const unsigned int v4891 = v56 + v9811;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4892 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4893 = v593.x[1];
+    const float v4894 = v4893 * v4892;
+    const bool v4895 = v4891 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4895) {
+      const unsigned int v4898 = 128u + v9810;
+      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4901 = v13 + v4891;
+      const unsigned int v4902 = v4901 * v1;
+      const unsigned int v4903 = v4902 + v28;
+      const unsigned int v4904 = v4903 << 8u;
+      const unsigned int v4905 = v4904 + v4898;
+      out[v4905] = v4899;
+    }
+    const unsigned int v4907 = v56 + v9816;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4908 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4909 = v593.x[2];
+    const float v4910 = v4909 * v4908;
+    const bool v4911 = v4907 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4911) {
+      const unsigned int v4914 = 128u + v9815;
+      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4917 = v13 + v4907;
+      const unsigned int v4918 = v4917 * v1;
+      const unsigned int v4919 = v4918 + v28;
+      const unsigned int v4920 = v4919 << 8u;
+      const unsigned int v4921 = v4920 + v4914;
+      out[v4921] = v4915;
+    }
+    const unsigned int v4923 = v56 + v9821;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4924 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4925 = v593.x[3];
+    const float v4926 = v4925 * v4924;
+    const bool v4927 = v4923 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4927) {
+      const unsigned int v4930 = 128u + v9820;
+      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4933 = v13 + v4923;
+      const unsigned int v4934 = v4933 * v1;
+      const unsigned int v4935 = v4934 + v28;
+      const unsigned int v4936 = v4935 << 8u;
+      const unsigned int v4937 = v4936 + v4930;
+      out[v4937] = v4931;
+    }
+    const unsigned int v4939 = v56 + v9826;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4940 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4941 = v593.x[4];
+    const float v4942 = v4941 * v4940;
+    const bool v4943 = v4939 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4943) {
+      const unsigned int v4946 = 128u + v9825;
+      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4949 = v13 + v4939;
+      const unsigned int v4950 = v4949 * v1;
+      const unsigned int v4951 = v4950 + v28;
+      const unsigned int v4952 = v4951 << 8u;
+      const unsigned int v4953 = v4952 + v4946;
+      out[v4953] = v4947;
+    }
+    const unsigned int v4955 = v56 + v9831;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4956 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4957 = v593.x[5];
+    const float v4958 = v4957 * v4956;
+    const bool v4959 = v4955 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4959) {
+      const unsigned int v4962 = 128u + v9830;
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4965 = v13 + v4955;
+      const unsigned int v4966 = v4965 * v1;
+      const unsigned int v4967 = v4966 + v28;
+      const unsigned int v4968 = v4967 << 8u;
+      const unsigned int v4969 = v4968 + v4962;
+      out[v4969] = v4963;
+    }
+    const unsigned int v4971 = v56 + v9836;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4972 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4973 = v593.x[6];
+    const float v4974 = v4973 * v4972;
+    const bool v4975 = v4971 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4975) {
+      const unsigned int v4978 = 128u + v9835;
+      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4981 = v13 + v4971;
+      const unsigned int v4982 = v4981 * v1;
+      const unsigned int v4983 = v4982 + v28;
+      const unsigned int v4984 = v4983 << 8u;
+      const unsigned int v4985 = v4984 + v4978;
+      out[v4985] = v4979;
+    }
+    const unsigned int v4987 = v56 + v9841;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4988 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4989 = v593.x[7];
+    const float v4990 = v4989 * v4988;
+    const bool v4991 = v4987 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4991) {
+      const unsigned int v4994 = 128u + v9840;
+      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4997 = v13 + v4987;
+      const unsigned int v4998 = v4997 * v1;
+      const unsigned int v4999 = v4998 + v28;
+      const unsigned int v5000 = v4999 << 8u;
+      const unsigned int v5001 = v5000 + v4994;
+      out[v5001] = v4995;
+    }
+    const unsigned int v5003 = v56 + v9846;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5004 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5005 = v593.x[8];
+    const float v5006 = v5005 * v5004;
+    const bool v5007 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5007) {
+      const unsigned int v5010 = 128u + v9845;
+      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5013 = v13 + v5003;
+      const unsigned int v5014 = v5013 * v1;
+      const unsigned int v5015 = v5014 + v28;
+      const unsigned int v5016 = v5015 << 8u;
+      const unsigned int v5017 = v5016 + v5010;
+      out[v5017] = v5011;
+    }
+    const unsigned int v5019 = v56 + v9851;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5020 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5021 = v593.x[9];
+    const float v5022 = v5021 * v5020;
+    const bool v5023 = v5019 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5023) {
+      const unsigned int v5026 = 128u + v9850;
+      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5029 = v13 + v5019;
+      const unsigned int v5030 = v5029 * v1;
+      const unsigned int v5031 = v5030 + v28;
+      const unsigned int v5032 = v5031 << 8u;
+      const unsigned int v5033 = v5032 + v5026;
+      out[v5033] = v5027;
+    }
+    const unsigned int v5035 = v56 + v9856;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5036 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5037 = v593.x[10];
+    const float v5038 = v5037 * v5036;
+    const bool v5039 = v5035 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5039) {
+      const unsigned int v5042 = 128u + v9855;
+      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5045 = v13 + v5035;
+      const unsigned int v5046 = v5045 * v1;
+      const unsigned int v5047 = v5046 + v28;
+      const unsigned int v5048 = v5047 << 8u;
+      const unsigned int v5049 = v5048 + v5042;
+      out[v5049] = v5043;
+    }
+    const unsigned int v5051 = v56 + v9861;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5052 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5053 = v593.x[11];
+    const float v5054 = v5053 * v5052;
+    const bool v5055 = v5051 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5055) {
+      const unsigned int v5058 = 128u + v9860;
+      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5061 = v13 + v5051;
+      const unsigned int v5062 = v5061 * v1;
+      const unsigned int v5063 = v5062 + v28;
+      const unsigned int v5064 = v5063 << 8u;
+      const unsigned int v5065 = v5064 + v5058;
+      out[v5065] = v5059;
+    }
+    const unsigned int v5067 = v56 + v9866;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5068 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5069 = v593.x[12];
+    const float v5070 = v5069 * v5068;
+    const bool v5071 = v5067 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5071) {
+      const unsigned int v5074 = 128u + v9865;
+      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5077 = v13 + v5067;
+      const unsigned int v5078 = v5077 * v1;
+      const unsigned int v5079 = v5078 + v28;
+      const unsigned int v5080 = v5079 << 8u;
+      const unsigned int v5081 = v5080 + v5074;
+      out[v5081] = v5075;
+    }
+    const unsigned int v5083 = v56 + v9871;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5084 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5085 = v593.x[13];
+    const float v5086 = v5085 * v5084;
+    const bool v5087 = v5083 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5087) {
+      const unsigned int v5090 = 128u + v9870;
+      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5093 = v13 + v5083;
+      const unsigned int v5094 = v5093 * v1;
+      const unsigned int v5095 = v5094 + v28;
+      const unsigned int v5096 = v5095 << 8u;
+      const unsigned int v5097 = v5096 + v5090;
+      out[v5097] = v5091;
+    }
+    const unsigned int v5099 = v56 + v9876;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5100 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5101 = v593.x[14];
+    const float v5102 = v5101 * v5100;
+    const bool v5103 = v5099 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5103) {
+      const unsigned int v5106 = 128u + v9875;
+      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5109 = v13 + v5099;
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v28;
+      const unsigned int v5112 = v5111 << 8u;
+      const unsigned int v5113 = v5112 + v5106;
+      out[v5113] = v5107;
+    }
+    const unsigned int v5115 = v56 + v9881;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5116 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5117 = v593.x[15];
+    const float v5118 = v5117 * v5116;
+    const bool v5119 = v5115 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5119) {
+      const unsigned int v5122 = 128u + v9880;
+      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5125 = v13 + v5115;
+      const unsigned int v5126 = v5125 * v1;
+      const unsigned int v5127 = v5126 + v28;
+      const unsigned int v5128 = v5127 << 8u;
+      const unsigned int v5129 = v5128 + v5122;
+      out[v5129] = v5123;
+    }
+    const unsigned int v5131 = v56 + v9886;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5132 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5133 = v593.x[16];
+    const float v5134 = v5133 * v5132;
+    const bool v5135 = v5131 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5135) {
+      const unsigned int v5138 = 128u + v9885;
+      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5141 = v13 + v5131;
+      const unsigned int v5142 = v5141 * v1;
+      const unsigned int v5143 = v5142 + v28;
+      const unsigned int v5144 = v5143 << 8u;
+      const unsigned int v5145 = v5144 + v5138;
+      out[v5145] = v5139;
+    }
+    const unsigned int v5147 = v56 + v9891;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5148 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5149 = v593.x[17];
+    const float v5150 = v5149 * v5148;
+    const bool v5151 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5151) {
+      const unsigned int v5154 = 128u + v9890;
+      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5157 = v13 + v5147;
+      const unsigned int v5158 = v5157 * v1;
+      const unsigned int v5159 = v5158 + v28;
+      const unsigned int v5160 = v5159 << 8u;
+      const unsigned int v5161 = v5160 + v5154;
+      out[v5161] = v5155;
+    }
+    const unsigned int v5163 = v56 + v9896;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5164 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5165 = v593.x[18];
+    const float v5166 = v5165 * v5164;
+    const bool v5167 = v5163 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5167) {
+      const unsigned int v5170 = 128u + v9895;
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5173 = v13 + v5163;
+      const unsigned int v5174 = v5173 * v1;
+      const unsigned int v5175 = v5174 + v28;
+      const unsigned int v5176 = v5175 << 8u;
+      const unsigned int v5177 = v5176 + v5170;
+      out[v5177] = v5171;
+    }
+    const unsigned int v5179 = v56 + v9901;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5180 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5181 = v593.x[19];
+    const float v5182 = v5181 * v5180;
+    const bool v5183 = v5179 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5183) {
+      const unsigned int v5186 = 128u + v9900;
+      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5189 = v13 + v5179;
+      const unsigned int v5190 = v5189 * v1;
+      const unsigned int v5191 = v5190 + v28;
+      const unsigned int v5192 = v5191 << 8u;
+      const unsigned int v5193 = v5192 + v5186;
+      out[v5193] = v5187;
+    }
+    const unsigned int v5195 = v56 + v9906;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5196 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5197 = v593.x[20];
+    const float v5198 = v5197 * v5196;
+    const bool v5199 = v5195 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5199) {
+      const unsigned int v5202 = 128u + v9905;
+      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5205 = v13 + v5195;
+      const unsigned int v5206 = v5205 * v1;
+      const unsigned int v5207 = v5206 + v28;
+      const unsigned int v5208 = v5207 << 8u;
+      const unsigned int v5209 = v5208 + v5202;
+      out[v5209] = v5203;
+    }
+    const unsigned int v5211 = v56 + v9911;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5212 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5213 = v593.x[21];
+    const float v5214 = v5213 * v5212;
+    const bool v5215 = v5211 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5215) {
+      const unsigned int v5218 = 128u + v9910;
+      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5221 = v13 + v5211;
+      const unsigned int v5222 = v5221 * v1;
+      const unsigned int v5223 = v5222 + v28;
+      const unsigned int v5224 = v5223 << 8u;
+      const unsigned int v5225 = v5224 + v5218;
+      out[v5225] = v5219;
+    }
+    const unsigned int v5227 = v56 + v9916;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5228 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5229 = v593.x[22];
+    const float v5230 = v5229 * v5228;
+    const bool v5231 = v5227 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5231) {
+      const unsigned int v5234 = 128u + v9915;
+      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5237 = v13 + v5227;
+      const unsigned int v5238 = v5237 * v1;
+      const unsigned int v5239 = v5238 + v28;
+      const unsigned int v5240 = v5239 << 8u;
+      const unsigned int v5241 = v5240 + v5234;
+      out[v5241] = v5235;
+    }
+    const unsigned int v5243 = v56 + v9921;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5244 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5245 = v593.x[23];
+    const float v5246 = v5245 * v5244;
+    const bool v5247 = v5243 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5247) {
+      const unsigned int v5250 = 128u + v9920;
+      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5253 = v13 + v5243;
+      const unsigned int v5254 = v5253 * v1;
+      const unsigned int v5255 = v5254 + v28;
+      const unsigned int v5256 = v5255 << 8u;
+      const unsigned int v5257 = v5256 + v5250;
+      out[v5257] = v5251;
+    }
+    const unsigned int v5259 = v56 + v9926;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5260 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5261 = v593.x[24];
+    const float v5262 = v5261 * v5260;
+    const bool v5263 = v5259 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5263) {
+      const unsigned int v5266 = 128u + v9925;
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5269 = v13 + v5259;
+      const unsigned int v5270 = v5269 * v1;
+      const unsigned int v5271 = v5270 + v28;
+      const unsigned int v5272 = v5271 << 8u;
+      const unsigned int v5273 = v5272 + v5266;
+      out[v5273] = v5267;
+    }
+    const unsigned int v5275 = v56 + v9931;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5276 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5277 = v593.x[25];
+    const float v5278 = v5277 * v5276;
+    const bool v5279 = v5275 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5279) {
+      const unsigned int v5282 = 128u + v9930;
+      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5285 = v13 + v5275;
+      const unsigned int v5286 = v5285 * v1;
+      const unsigned int v5287 = v5286 + v28;
+      const unsigned int v5288 = v5287 << 8u;
+      const unsigned int v5289 = v5288 + v5282;
+      out[v5289] = v5283;
+    }
+    const unsigned int v5291 = v56 + v9936;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5292 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5293 = v593.x[26];
+    const float v5294 = v5293 * v5292;
+    const bool v5295 = v5291 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5295) {
+      const unsigned int v5298 = 128u + v9935;
+      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5301 = v13 + v5291;
+      const unsigned int v5302 = v5301 * v1;
+      const unsigned int v5303 = v5302 + v28;
+      const unsigned int v5304 = v5303 << 8u;
+      const unsigned int v5305 = v5304 + v5298;
+      out[v5305] = v5299;
+    }
+    const unsigned int v5307 = v56 + v9941;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5308 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5309 = v593.x[27];
+    const float v5310 = v5309 * v5308;
+    const bool v5311 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5311) {
+      const unsigned int v5314 = 128u + v9940;
+      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5317 = v13 + v5307;
+      const unsigned int v5318 = v5317 * v1;
+      const unsigned int v5319 = v5318 + v28;
+      const unsigned int v5320 = v5319 << 8u;
+      const unsigned int v5321 = v5320 + v5314;
+      out[v5321] = v5315;
+    }
+    const unsigned int v5323 = v56 + v9946;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5324 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5325 = v593.x[28];
+    const float v5326 = v5325 * v5324;
+    const bool v5327 = v5323 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5327) {
+      const unsigned int v5330 = 128u + v9945;
+      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5333 = v13 + v5323;
+      const unsigned int v5334 = v5333 * v1;
+      const unsigned int v5335 = v5334 + v28;
+      const unsigned int v5336 = v5335 << 8u;
+      const unsigned int v5337 = v5336 + v5330;
+      out[v5337] = v5331;
+    }
+    const unsigned int v5339 = v56 + v9951;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5340 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5341 = v593.x[29];
+    const float v5342 = v5341 * v5340;
+    const bool v5343 = v5339 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5343) {
+      const unsigned int v5346 = 128u + v9950;
+      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5349 = v13 + v5339;
+      const unsigned int v5350 = v5349 * v1;
+      const unsigned int v5351 = v5350 + v28;
+      const unsigned int v5352 = v5351 << 8u;
+      const unsigned int v5353 = v5352 + v5346;
+      out[v5353] = v5347;
+    }
+    const unsigned int v5355 = v56 + v9956;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5356 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5357 = v593.x[30];
+    const float v5358 = v5357 * v5356;
+    const bool v5359 = v5355 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5359) {
+      const unsigned int v5362 = 128u + v9955;
+      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5365 = v13 + v5355;
+      const unsigned int v5366 = v5365 * v1;
+      const unsigned int v5367 = v5366 + v28;
+      const unsigned int v5368 = v5367 << 8u;
+      const unsigned int v5369 = v5368 + v5362;
+      out[v5369] = v5363;
+    }
+    const unsigned int v5371 = v56 + v9961;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5372 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5373 = v593.x[31];
+    const float v5374 = v5373 * v5372;
+    const bool v5375 = v5371 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5375) {
+      const unsigned int v5378 = 128u + v9960;
+      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5381 = v13 + v5371;
+      const unsigned int v5382 = v5381 * v1;
+      const unsigned int v5383 = v5382 + v28;
+      const unsigned int v5384 = v5383 << 8u;
+      const unsigned int v5385 = v5384 + v5378;
+      out[v5385] = v5379;
+    }
+    const unsigned int v5387 = v56 + v9966;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5388 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5389 = v595.x[0];
+    const float v5390 = v5389 * v5388;
+    const bool v5391 = v5387 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5391) {
+      const unsigned int v5394 = 192u + v9965;
+      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5397 = v13 + v5387;
+      const unsigned int v5398 = v5397 * v1;
+      const unsigned int v5399 = v5398 + v28;
+      const unsigned int v5400 = v5399 << 8u;
+      const unsigned int v5401 = v5400 + v5394;
+      out[v5401] = v5395;
+    }
+    const unsigned int v5403 = v56 + v9971;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5404 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5405 = v595.x[1];
+    const float v5406 = v5405 * v5404;
+    const bool v5407 = v5403 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5407) {
+      const unsigned int v5410 = 192u + v9970;
+      const iron_bf16 v5411 = iron_f32_to_bf16(v5406);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5413 = v13 + v5403;
+      const unsigned int v5414 = v5413 * v1;
+      const unsigned int v5415 = v5414 + v28;
+      const unsigned int v5416 = v5415 << 8u;
+      const unsigned int v5417 = v5416 + v5410;
+      out[v5417] = v5411;
+    }
+    const unsigned int v5419 = v56 + v9976;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5420 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5421 = v595.x[2];
+    const float v5422 = v5421 * v5420;
+    const bool v5423 = v5419 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5423) {
+      const unsigned int v5426 = 192u + v9975;
+      const iron_bf16 v5427 = iron_f32_to_bf16(v5422);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5429 = v13 + v5419;
+      const unsigned int v5430 = v5429 * v1;
+      const unsigned int v5431 = v5430 + v28;
+      const unsigned int v5432 = v5431 << 8u;
+      const unsigned int v5433 = v5432 + v5426;
+      out[v5433] = v5427;
+    }
+    const unsigned int v5435 = v56 + v9981;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5436 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5437 = v595.x[3];
+    const float v5438 = v5437 * v5436;
+    const bool v5439 = v5435 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5439) {
+      const unsigned int v5442 = 192u + v9980;
+      const iron_bf16 v5443 = iron_f32_to_bf16(v5438);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5445 = v13 + v5435;
+      const unsigned int v5446 = v5445 * v1;
+      const unsigned int v5447 = v5446 + v28;
+      const unsigned int v5448 = v5447 << 8u;
+      const unsigned int v5449 = v5448 + v5442;
+      out[v5449] = v5443;
+    }
+    const unsigned int v5451 = v56 + v9986;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5452 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5453 = v595.x[4];
+    const float v5454 = v5453 * v5452;
+    const bool v5455 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5455) {
+      const unsigned int v5458 = 192u + v9985;
+      const iron_bf16 v5459 = iron_f32_to_bf16(v5454);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5461 = v13 + v5451;
+      const unsigned int v5462 = v5461 * v1;
+      const unsigned int v5463 = v5462 + v28;
+      const unsigned int v5464 = v5463 << 8u;
+      const unsigned int v5465 = v5464 + v5458;
+      out[v5465] = v5459;
+    }
+    const unsigned int v5467 = v56 + v9991;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5468 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5469 = v595.x[5];
+    const float v5470 = v5469 * v5468;
+    const bool v5471 = v5467 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5471) {
+      const unsigned int v5474 = 192u + v9990;
+      const iron_bf16 v5475 = iron_f32_to_bf16(v5470);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5477 = v13 + v5467;
+      const unsigned int v5478 = v5477 * v1;
+      const unsigned int v5479 = v5478 + v28;
+      const unsigned int v5480 = v5479 << 8u;
+      const unsigned int v5481 = v5480 + v5474;
+      out[v5481] = v5475;
+    }
+    const unsigned int v5483 = v56 + v9996;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5484 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5485 = v595.x[6];
+    const float v5486 = v5485 * v5484;
+    const bool v5487 = v5483 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5487) {
+      const unsigned int v5490 = 192u + v9995;
+      const iron_bf16 v5491 = iron_f32_to_bf16(v5486);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5493 = v13 + v5483;
+      const unsigned int v5494 = v5493 * v1;
+      const unsigned int v5495 = v5494 + v28;
+      const unsigned int v5496 = v5495 << 8u;
+      const unsigned int v5497 = v5496 + v5490;
+      out[v5497] = v5491;
+    }
+    const unsigned int v5499 = v56 + v10001;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5500 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5501 = v595.x[7];
+    const float v5502 = v5501 * v5500;
+    const bool v5503 = v5499 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5503) {
+      const unsigned int v5506 = 192u + v10000;
+      const iron_bf16 v5507 = iron_f32_to_bf16(v5502);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5509 = v13 + v5499;
+      const unsigned int v5510 = v5509 * v1;
+      const unsigned int v5511 = v5510 + v28;
+      const unsigned int v5512 = v5511 << 8u;
+      const unsigned int v5513 = v5512 + v5506;
+      out[v5513] = v5507;
+    }
+    const unsigned int v5515 = v56 + v10006;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5516 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5517 = v595.x[8];
+    const float v5518 = v5517 * v5516;
+    const bool v5519 = v5515 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5519) {
+      const unsigned int v5522 = 192u + v10005;
+      const iron_bf16 v5523 = iron_f32_to_bf16(v5518);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5525 = v13 + v5515;
+      const unsigned int v5526 = v5525 * v1;
+      const unsigned int v5527 = v5526 + v28;
+      const unsigned int v5528 = v5527 << 8u;
+      const unsigned int v5529 = v5528 + v5522;
+      out[v5529] = v5523;
+    }
+    const unsigned int v5531 = v56 + v10011;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5532 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5533 = v595.x[9];
+    const float v5534 = v5533 * v5532;
+    const bool v5535 = v5531 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5535) {
+      const unsigned int v5538 = 192u + v10010;
+      const iron_bf16 v5539 = iron_f32_to_bf16(v5534);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5541 = v13 + v5531;
+      const unsigned int v5542 = v5541 * v1;
+      const unsigned int v5543 = v5542 + v28;
+      const unsigned int v5544 = v5543 << 8u;
+      const unsigned int v5545 = v5544 + v5538;
+      out[v5545] = v5539;
+    }
+    const unsigned int v5547 = v56 + v10016;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5548 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5549 = v595.x[10];
+    const float v5550 = v5549 * v5548;
+    const bool v5551 = v5547 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5551) {
+      const unsigned int v5554 = 192u + v10015;
+      const iron_bf16 v5555 = iron_f32_to_bf16(v5550);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5557 = v13 + v5547;
+      const unsigned int v5558 = v5557 * v1;
+      const unsigned int v5559 = v5558 + v28;
+      const unsigned int v5560 = v5559 << 8u;
+      const unsigned int v5561 = v5560 + v5554;
+      out[v5561] = v5555;
+    }
+    const unsigned int v5563 = v56 + v10021;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5564 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5565 = v595.x[11];
+    const float v5566 = v5565 * v5564;
+    const bool v5567 = v5563 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5567) {
+      const unsigned int v5570 = 192u + v10020;
+      const iron_bf16 v5571 = iron_f32_to_bf16(v5566);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5573 = v13 + v5563;
+      const unsigned int v5574 = v5573 * v1;
+      const unsigned int v5575 = v5574 + v28;
+      const unsigned int v5576 = v5575 << 8u;
+      const unsigned int v5577 = v5576 + v5570;
+      out[v5577] = v5571;
+    }
+    const unsigned int v5579 = v56 + v10026;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5580 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5581 = v595.x[12];
+    const float v5582 = v5581 * v5580;
+    const bool v5583 = v5579 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5583) {
+      const unsigned int v5586 = 192u + v10025;
+      const iron_bf16 v5587 = iron_f32_to_bf16(v5582);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5589 = v13 + v5579;
+      const unsigned int v5590 = v5589 * v1;
+      const unsigned int v5591 = v5590 + v28;
+      const unsigned int v5592 = v5591 << 8u;
+      const unsigned int v5593 = v5592 + v5586;
+      out[v5593] = v5587;
+    }
+    const unsigned int v5595 = v56 + v10031;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5596 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5597 = v595.x[13];
+    const float v5598 = v5597 * v5596;
+    const bool v5599 = v5595 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5599) {
+      const unsigned int v5602 = 192u + v10030;
+      const iron_bf16 v5603 = iron_f32_to_bf16(v5598);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5605 = v13 + v5595;
+      const unsigned int v5606 = v5605 * v1;
+      const unsigned int v5607 = v5606 + v28;
+      const unsigned int v5608 = v5607 << 8u;
+      const unsigned int v5609 = v5608 + v5602;
+      out[v5609] = v5603;
+    }
+    const unsigned int v5611 = v56 + v10036;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5612 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5613 = v595.x[14];
+    const float v5614 = v5613 * v5612;
+    const bool v5615 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5615) {
+      const unsigned int v5618 = 192u + v10035;
+      const iron_bf16 v5619 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5621 = v13 + v5611;
+      const unsigned int v5622 = v5621 * v1;
+      const unsigned int v5623 = v5622 + v28;
+      const unsigned int v5624 = v5623 << 8u;
+      const unsigned int v5625 = v5624 + v5618;
+      out[v5625] = v5619;
+    }
+    const unsigned int v5627 = v56 + v10041;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5628 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5629 = v595.x[15];
+    const float v5630 = v5629 * v5628;
+    const bool v5631 = v5627 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5631) {
+      const unsigned int v5634 = 192u + v10040;
+      const iron_bf16 v5635 = iron_f32_to_bf16(v5630);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5637 = v13 + v5627;
+      const unsigned int v5638 = v5637 * v1;
+      const unsigned int v5639 = v5638 + v28;
+      const unsigned int v5640 = v5639 << 8u;
+      const unsigned int v5641 = v5640 + v5634;
+      out[v5641] = v5635;
+    }
+    const unsigned int v5643 = v56 + v10046;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5644 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5645 = v595.x[16];
+    const float v5646 = v5645 * v5644;
+    const bool v5647 = v5643 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5647) {
+      const unsigned int v5650 = 192u + v10045;
+      const iron_bf16 v5651 = iron_f32_to_bf16(v5646);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5653 = v13 + v5643;
+      const unsigned int v5654 = v5653 * v1;
+      const unsigned int v5655 = v5654 + v28;
+      const unsigned int v5656 = v5655 << 8u;
+      const unsigned int v5657 = v5656 + v5650;
+      out[v5657] = v5651;
+    }
+    const unsigned int v5659 = v56 + v10051;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5660 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5661 = v595.x[17];
+    const float v5662 = v5661 * v5660;
+    const bool v5663 = v5659 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5663) {
+      const unsigned int v5666 = 192u + v10050;
+      const iron_bf16 v5667 = iron_f32_to_bf16(v5662);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5669 = v13 + v5659;
+      const unsigned int v5670 = v5669 * v1;
+      const unsigned int v5671 = v5670 + v28;
+      const unsigned int v5672 = v5671 << 8u;
+      const unsigned int v5673 = v5672 + v5666;
+      out[v5673] = v5667;
+    }
+    const unsigned int v5675 = v56 + v10056;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5676 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5677 = v595.x[18];
+    const float v5678 = v5677 * v5676;
+    const bool v5679 = v5675 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5679) {
+      const unsigned int v5682 = 192u + v10055;
+      const iron_bf16 v5683 = iron_f32_to_bf16(v5678);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5685 = v13 + v5675;
+      const unsigned int v5686 = v5685 * v1;
+      const unsigned int v5687 = v5686 + v28;
+      const unsigned int v5688 = v5687 << 8u;
+      const unsigned int v5689 = v5688 + v5682;
+      out[v5689] = v5683;
+    }
+    const unsigned int v5691 = v56 + v10061;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5692 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5693 = v595.x[19];
+    const float v5694 = v5693 * v5692;
+    const bool v5695 = v5691 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5695) {
+      const unsigned int v5698 = 192u + v10060;
+      const iron_bf16 v5699 = iron_f32_to_bf16(v5694);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5701 = v13 + v5691;
+      const unsigned int v5702 = v5701 * v1;
+      const unsigned int v5703 = v5702 + v28;
+      const unsigned int v5704 = v5703 << 8u;
+      const unsigned int v5705 = v5704 + v5698;
+      out[v5705] = v5699;
+    }
+    const unsigned int v5707 = v56 + v10066;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5708 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5709 = v595.x[20];
+    const float v5710 = v5709 * v5708;
+    const bool v5711 = v5707 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5711) {
+      const unsigned int v5714 = 192u + v10065;
+      const iron_bf16 v5715 = iron_f32_to_bf16(v5710);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5717 = v13 + v5707;
+      const unsigned int v5718 = v5717 * v1;
+      const unsigned int v5719 = v5718 + v28;
+      const unsigned int v5720 = v5719 << 8u;
+      const unsigned int v5721 = v5720 + v5714;
+      out[v5721] = v5715;
+    }
+    const unsigned int v5723 = v56 + v10071;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5724 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5725 = v595.x[21];
+    const float v5726 = v5725 * v5724;
+    const bool v5727 = v5723 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5727) {
+      const unsigned int v5730 = 192u + v10070;
+      const iron_bf16 v5731 = iron_f32_to_bf16(v5726);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5733 = v13 + v5723;
+      const unsigned int v5734 = v5733 * v1;
+      const unsigned int v5735 = v5734 + v28;
+      const unsigned int v5736 = v5735 << 8u;
+      const unsigned int v5737 = v5736 + v5730;
+      out[v5737] = v5731;
+    }
+    const unsigned int v5739 = v56 + v10076;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5740 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5741 = v595.x[22];
+    const float v5742 = v5741 * v5740;
+    const bool v5743 = v5739 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5743) {
+      const unsigned int v5746 = 192u + v10075;
+      const iron_bf16 v5747 = iron_f32_to_bf16(v5742);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5749 = v13 + v5739;
+      const unsigned int v5750 = v5749 * v1;
+      const unsigned int v5751 = v5750 + v28;
+      const unsigned int v5752 = v5751 << 8u;
+      const unsigned int v5753 = v5752 + v5746;
+      out[v5753] = v5747;
+    }
+    const unsigned int v5755 = v56 + v10081;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5756 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5757 = v595.x[23];
+    const float v5758 = v5757 * v5756;
+    const bool v5759 = v5755 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5759) {
+      const unsigned int v5762 = 192u + v10080;
+      const iron_bf16 v5763 = iron_f32_to_bf16(v5758);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5765 = v13 + v5755;
+      const unsigned int v5766 = v5765 * v1;
+      const unsigned int v5767 = v5766 + v28;
+      const unsigned int v5768 = v5767 << 8u;
+      const unsigned int v5769 = v5768 + v5762;
+      out[v5769] = v5763;
+    }
+    const unsigned int v5771 = v56 + v10086;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5772 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5773 = v595.x[24];
+    const float v5774 = v5773 * v5772;
+    const bool v5775 = v5771 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5775) {
+      const unsigned int v5778 = 192u + v10085;
+      const iron_bf16 v5779 = iron_f32_to_bf16(v5774);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5781 = v13 + v5771;
+      const unsigned int v5782 = v5781 * v1;
+      const unsigned int v5783 = v5782 + v28;
+      const unsigned int v5784 = v5783 << 8u;
+      const unsigned int v5785 = v5784 + v5778;
+      out[v5785] = v5779;
+    }
+    const unsigned int v5787 = v56 + v10091;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5788 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5789 = v595.x[25];
+    const float v5790 = v5789 * v5788;
+    const bool v5791 = v5787 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5791) {
+      const unsigned int v5794 = 192u + v10090;
+      const iron_bf16 v5795 = iron_f32_to_bf16(v5790);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5797 = v13 + v5787;
+      const unsigned int v5798 = v5797 * v1;
+      const unsigned int v5799 = v5798 + v28;
+      const unsigned int v5800 = v5799 << 8u;
+      const unsigned int v5801 = v5800 + v5794;
+      out[v5801] = v5795;
+    }
+    const unsigned int v5803 = v56 + v10096;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5804 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5805 = v595.x[26];
+    const float v5806 = v5805 * v5804;
+    const bool v5807 = v5803 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5807) {
+      const unsigned int v5810 = 192u + v10095;
+      const iron_bf16 v5811 = iron_f32_to_bf16(v5806);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5813 = v13 + v5803;
+      const unsigned int v5814 = v5813 * v1;
+      const unsigned int v5815 = v5814 + v28;
+      const unsigned int v5816 = v5815 << 8u;
+      const unsigned int v5817 = v5816 + v5810;
+      out[v5817] = v5811;
+    }
+    const unsigned int v5819 = v56 + v10101;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5820 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5821 = v595.x[27];
+    const float v5822 = v5821 * v5820;
+    const bool v5823 = v5819 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5823) {
+      const unsigned int v5826 = 192u + v10100;
+      const iron_bf16 v5827 = iron_f32_to_bf16(v5822);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5829 = v13 + v5819;
+      const unsigned int v5830 = v5829 * v1;
+      const unsigned int v5831 = v5830 + v28;
+      const unsigned int v5832 = v5831 << 8u;
+      const unsigned int v5833 = v5832 + v5826;
+      out[v5833] = v5827;
+    }
+    const unsigned int v5835 = v56 + v10106;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5836 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5837 = v595.x[28];
+    const float v5838 = v5837 * v5836;
+    const bool v5839 = v5835 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5839) {
+      const unsigned int v5842 = 192u + v10105;
+      const iron_bf16 v5843 = iron_f32_to_bf16(v5838);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5845 = v13 + v5835;
+      const unsigned int v5846 = v5845 * v1;
+      const unsigned int v5847 = v5846 + v28;
+      const unsigned int v5848 = v5847 << 8u;
+      const unsigned int v5849 = v5848 + v5842;
+      out[v5849] = v5843;
+    }
+    const unsigned int v5851 = v56 + v10111;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5852 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5853 = v595.x[29];
+    const float v5854 = v5853 * v5852;
+    const bool v5855 = v5851 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5855) {
+      const unsigned int v5858 = 192u + v10110;
+      const iron_bf16 v5859 = iron_f32_to_bf16(v5854);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5861 = v13 + v5851;
+      const unsigned int v5862 = v5861 * v1;
+      const unsigned int v5863 = v5862 + v28;
+      const unsigned int v5864 = v5863 << 8u;
+      const unsigned int v5865 = v5864 + v5858;
+      out[v5865] = v5859;
+    }
+    const unsigned int v5867 = v56 + v10116;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5868 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5869 = v595.x[30];
+    const float v5870 = v5869 * v5868;
+    const bool v5871 = v5867 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5871) {
+      const unsigned int v5874 = 192u + v10115;
+      const iron_bf16 v5875 = iron_f32_to_bf16(v5870);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5877 = v13 + v5867;
+      const unsigned int v5878 = v5877 * v1;
+      const unsigned int v5879 = v5878 + v28;
+      const unsigned int v5880 = v5879 << 8u;
+      const unsigned int v5881 = v5880 + v5874;
+      out[v5881] = v5875;
+    }
+    const unsigned int v5883 = v56 + v10121;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5884 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5885 = v595.x[31];
+    const float v5886 = v5885 * v5884;
+    const bool v5887 = v5883 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5887) {
+      const unsigned int v5890 = 192u + v10120;
+      const iron_bf16 v5891 = iron_f32_to_bf16(v5886);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5893 = v13 + v5883;
+      const unsigned int v5894 = v5893 * v1;
+      const unsigned int v5895 = v5894 + v28;
+      const unsigned int v5896 = v5895 << 8u;
+      const unsigned int v5897 = v5896 + v5890;
+      out[v5897] = v5891;
     }
   }
 }

@@ -492,2090 +492,1910 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     const bool v208 = v205 && v207;
     const unsigned int v209 = v208 ? v203 : v42;
     const float v211 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v213;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag<float, 2, 16, 8> v213;  // kernels/sdpa/flash_tile.hpp:189
     iron_frag_fill(v213, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v215;
     iron_frag_fill(v215, 0.0f);
     iron_frag<float, 2, 16, 64> v217;  // /usr/include/c++/12/array:99
     iron_frag_fill(v217, 0.0f);
-    const bool v5217 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v5217) {
+    const bool v4805 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v4805) {
       if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-        const unsigned int v5221 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5222 = v5221 < v35;
-        const unsigned int v5223 = v5222 ? v5221 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5224 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v5225 = v5223 & v5224;
-        const unsigned int v5226 = v5223 >> (v41 & 31);
-        const unsigned int v5227 = v32 + v5226;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5228 = block_table[v5227];
-        const unsigned int v5229 = v5228 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5230 = v5229 + v30;
-        const unsigned int v5231 = v5230 * v6;
-        const unsigned int v5232 = v5231 + v5225;
-        const unsigned int v5233 = v5232 << 6u;
-        const unsigned int v5234 = v5233 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5235 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5237 = v5235 + v81;
-        const unsigned int v5238 = v5237 + v79;
-        iron_copy_async<16>(shm1 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), k_pages + v5234, v5222);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5239 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5240 = v5239 < v35;
-        const unsigned int v5241 = v5240 ? v5239 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5242 = v5241 & v5224;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v5243 = v5241 >> (v41 & 31);
-        const unsigned int v5244 = v32 + v5243;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5245 = block_table[v5244];
-        const unsigned int v5246 = v5245 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5247 = v5246 + v30;
-        const unsigned int v5248 = v5247 * v6;
-        const unsigned int v5249 = v5248 + v5242;
-        const unsigned int v5250 = v5249 << 6u;
-        const unsigned int v5251 = v5250 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5252 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5254 = v5252 + v112;
-        const unsigned int v5255 = v5254 + v110;
-        iron_copy_async<16>(shm1 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), k_pages + v5251, v5240);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5256 = block_table[v5227];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5257 = v5256 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5258 = v5257 + v30;
-        const unsigned int v5259 = v5258 * v6;
-        const unsigned int v5260 = v5259 + v5225;
-        const unsigned int v5261 = v5260 << 6u;
-        const unsigned int v5262 = v5261 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), v_pages + v5262, v5222);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5263 = block_table[v5244];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5264 = v5263 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5265 = v5264 + v30;
-        const unsigned int v5266 = v5265 * v6;
-        const unsigned int v5267 = v5266 + v5242;
-        const unsigned int v5268 = v5267 << 6u;
-        const unsigned int v5269 = v5268 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), v_pages + v5269, v5240);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4809 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4810 = v4809 < v35;
+        const unsigned int v4811 = v4810 ? v4809 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4812 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v4813 = v4811 & v4812;
+        const unsigned int v4814 = v4811 >> (v41 & 31);
+        const unsigned int v4815 = v32 + v4814;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4816 = block_table[v4815];
+        const unsigned int v4817 = v4816 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4818 = v4817 + v30;
+        const unsigned int v4819 = v4818 * v6;
+        const unsigned int v4820 = v4819 + v4813;
+        const unsigned int v4821 = v4820 << 6u;
+        const unsigned int v4822 = v4821 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4823 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4825 = v4823 + v81;
+        const unsigned int v4826 = v4825 + v79;
+        iron_copy_async<16>(shm1 + (v4826 ^ (((v4826 >> 6u) & 7u) << 3u)), k_pages + v4822, v4810);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4827 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4828 = v4827 < v35;
+        const unsigned int v4829 = v4828 ? v4827 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4830 = v4829 & v4812;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v4831 = v4829 >> (v41 & 31);
+        const unsigned int v4832 = v32 + v4831;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4833 = block_table[v4832];
+        const unsigned int v4834 = v4833 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4835 = v4834 + v30;
+        const unsigned int v4836 = v4835 * v6;
+        const unsigned int v4837 = v4836 + v4830;
+        const unsigned int v4838 = v4837 << 6u;
+        const unsigned int v4839 = v4838 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4840 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4842 = v4840 + v112;
+        const unsigned int v4843 = v4842 + v110;
+        iron_copy_async<16>(shm1 + (v4843 ^ (((v4843 >> 6u) & 7u) << 3u)), k_pages + v4839, v4828);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4844 = block_table[v4815];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4845 = v4844 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4846 = v4845 + v30;
+        const unsigned int v4847 = v4846 * v6;
+        const unsigned int v4848 = v4847 + v4813;
+        const unsigned int v4849 = v4848 << 6u;
+        const unsigned int v4850 = v4849 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4826 ^ (((v4826 >> 6u) & 7u) << 3u)), v_pages + v4850, v4810);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4851 = block_table[v4832];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4852 = v4851 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4853 = v4852 + v30;
+        const unsigned int v4854 = v4853 * v6;
+        const unsigned int v4855 = v4854 + v4830;
+        const unsigned int v4856 = v4855 << 6u;
+        const unsigned int v4857 = v4856 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4843 ^ (((v4843 >> 6u) & 7u) << 3u)), v_pages + v4857, v4828);  // kernels/sdpa/flash_tile.hpp:86
       } else {
-        const unsigned int v5273 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5274 = v5273 < v35;
-        const unsigned int v5275 = v5274 ? v5273 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5276 = v5275 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v5277 = v5275 / v6;
-        const unsigned int v5278 = v32 + v5277;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5279 = block_table[v5278];
-        const unsigned int v5280 = v5279 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5281 = v5280 + v30;
-        const unsigned int v5282 = v5281 * v6;
-        const unsigned int v5283 = v5282 + v5276;
-        const unsigned int v5284 = v5283 << 6u;
-        const unsigned int v5285 = v5284 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5286 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5288 = v5286 + v81;
-        const unsigned int v5289 = v5288 + v79;
-        iron_copy_async<16>(shm1 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), k_pages + v5285, v5274);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5290 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5291 = v5290 < v35;
-        const unsigned int v5292 = v5291 ? v5290 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5293 = v5292 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v5294 = v5292 / v6;
-        const unsigned int v5295 = v32 + v5294;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5296 = block_table[v5295];
-        const unsigned int v5297 = v5296 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5298 = v5297 + v30;
-        const unsigned int v5299 = v5298 * v6;
-        const unsigned int v5300 = v5299 + v5293;
-        const unsigned int v5301 = v5300 << 6u;
-        const unsigned int v5302 = v5301 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5303 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5305 = v5303 + v112;
-        const unsigned int v5306 = v5305 + v110;
-        iron_copy_async<16>(shm1 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), k_pages + v5302, v5291);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5307 = block_table[v5278];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5308 = v5307 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5309 = v5308 + v30;
-        const unsigned int v5310 = v5309 * v6;
-        const unsigned int v5311 = v5310 + v5276;
-        const unsigned int v5312 = v5311 << 6u;
-        const unsigned int v5313 = v5312 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), v_pages + v5313, v5274);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5314 = block_table[v5295];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v5315 = v5314 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v5316 = v5315 + v30;
-        const unsigned int v5317 = v5316 * v6;
-        const unsigned int v5318 = v5317 + v5293;
-        const unsigned int v5319 = v5318 << 6u;
-        const unsigned int v5320 = v5319 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), v_pages + v5320, v5291);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4861 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4862 = v4861 < v35;
+        const unsigned int v4863 = v4862 ? v4861 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4864 = v4863 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v4865 = v4863 / v6;
+        const unsigned int v4866 = v32 + v4865;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4867 = block_table[v4866];
+        const unsigned int v4868 = v4867 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4869 = v4868 + v30;
+        const unsigned int v4870 = v4869 * v6;
+        const unsigned int v4871 = v4870 + v4864;
+        const unsigned int v4872 = v4871 << 6u;
+        const unsigned int v4873 = v4872 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4874 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4876 = v4874 + v81;
+        const unsigned int v4877 = v4876 + v79;
+        iron_copy_async<16>(shm1 + (v4877 ^ (((v4877 >> 6u) & 7u) << 3u)), k_pages + v4873, v4862);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4878 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4879 = v4878 < v35;
+        const unsigned int v4880 = v4879 ? v4878 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4881 = v4880 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v4882 = v4880 / v6;
+        const unsigned int v4883 = v32 + v4882;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4884 = block_table[v4883];
+        const unsigned int v4885 = v4884 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4886 = v4885 + v30;
+        const unsigned int v4887 = v4886 * v6;
+        const unsigned int v4888 = v4887 + v4881;
+        const unsigned int v4889 = v4888 << 6u;
+        const unsigned int v4890 = v4889 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4891 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4893 = v4891 + v112;
+        const unsigned int v4894 = v4893 + v110;
+        iron_copy_async<16>(shm1 + (v4894 ^ (((v4894 >> 6u) & 7u) << 3u)), k_pages + v4890, v4879);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4895 = block_table[v4866];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4896 = v4895 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4897 = v4896 + v30;
+        const unsigned int v4898 = v4897 * v6;
+        const unsigned int v4899 = v4898 + v4864;
+        const unsigned int v4900 = v4899 << 6u;
+        const unsigned int v4901 = v4900 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4877 ^ (((v4877 >> 6u) & 7u) << 3u)), v_pages + v4901, v4862);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4902 = block_table[v4883];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4903 = v4902 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4904 = v4903 + v30;
+        const unsigned int v4905 = v4904 * v6;
+        const unsigned int v4906 = v4905 + v4881;
+        const unsigned int v4907 = v4906 << 6u;
+        const unsigned int v4908 = v4907 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4894 ^ (((v4894 >> 6u) & 7u) << 3u)), v_pages + v4908, v4879);  // kernels/sdpa/flash_tile.hpp:86
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v3366 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v3367 = v3366 << 6u;
-    const unsigned int v4895 = v51 & 3u;
-    const unsigned int v4897 = v4895 << 4u;
-    const unsigned int v4899 = v4897 << 6u;
-    const unsigned int v4901 = v3367 + v4899;
-    const unsigned int v4912 = v4901 + 16u;
-    const unsigned int v4921 = v4901 + 32u;
-    const unsigned int v4930 = v4901 + 48u;
-    const bool v3385 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v4710 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v4711 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4715 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4716 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4720 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4721 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4725 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4726 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4730 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4731 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4735 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4736 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4740 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4741 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4745 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4746 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4750 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4751 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4755 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4756 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4760 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4761 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4765 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4766 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4770 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4771 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4775 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4776 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4780 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4781 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4785 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4786 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4790 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4791 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4795 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4796 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4800 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4801 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4805 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4806 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4810 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4811 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4815 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4816 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4820 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4821 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4825 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4826 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4830 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4831 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4835 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4836 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4840 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4841 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4845 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4846 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4850 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4851 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4855 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4856 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4860 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4861 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4865 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4866 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4878 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v3160 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v3161 = v3160 << 6u;
+    const unsigned int v4483 = v51 & 3u;
+    const unsigned int v4485 = v4483 << 4u;
+    const unsigned int v4487 = v4485 << 6u;
+    const unsigned int v4489 = v3161 + v4487;
+    const unsigned int v4500 = v4489 + 16u;
+    const unsigned int v4509 = v4489 + 32u;
+    const unsigned int v4518 = v4489 + 48u;
+    const bool v3179 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v4298 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v4299 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4303 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4304 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4308 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4309 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4313 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4314 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4318 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4319 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4323 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4324 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4328 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4329 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4333 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4334 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4338 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4339 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4343 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4344 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4348 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4349 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4353 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4354 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4358 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4359 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4363 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4364 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4368 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4369 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4373 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4374 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4378 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4379 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4383 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4384 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4388 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4389 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4393 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4394 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4398 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4399 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4403 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4404 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4408 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4409 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4413 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4414 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4418 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4419 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4423 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4424 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4428 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4429 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4433 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4434 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4438 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4439 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4443 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4444 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4448 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4449 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4453 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4454 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4466 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v3040 = v209; v3040 < v193; v3040 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v3041 = v3040 - v209;
-      const unsigned int v3042 = v3041 >> 6u;
-      const unsigned int v3044 = v3042 & 1u;
+    for (unsigned int v2834 = v209; v2834 < v193; v2834 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v2835 = v2834 - v209;
+      const unsigned int v2836 = v2835 >> 6u;
+      const unsigned int v2838 = v2836 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v3047 = v3040 + 64u;
-      const unsigned int v3049 = v3042 + 1u;
-      const unsigned int v3050 = v3049 & 1u;
-      const bool v3051 = v3047 < v193;
-      if (v3051) {
+      const unsigned int v2841 = v2834 + 64u;
+      const unsigned int v2843 = v2836 + 1u;
+      const unsigned int v2844 = v2843 & 1u;
+      const bool v2845 = v2841 < v193;
+      if (v2845) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v3053 = v3050 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v3063 = v3047 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3064 = v3063 < v35;
-          const unsigned int v3067 = v3064 ? v3063 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3069 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v3070 = v3067 & v3069;
-          const unsigned int v3071 = v3067 >> (v41 & 31);
-          const unsigned int v3072 = v32 + v3071;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3073 = block_table[v3072];
-          const unsigned int v3075 = v3073 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3076 = v3075 + v30;
-          const unsigned int v3077 = v3076 * v6;
-          const unsigned int v3078 = v3077 + v3070;
-          const unsigned int v3079 = v3078 << 6u;
-          const unsigned int v3080 = v3079 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3088 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3089 = v3053 + v3088;
-          const unsigned int v3090 = v3089 + v81;
-          const unsigned int v3091 = v3090 + v79;
-          iron_copy_async<16>(shm1 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), k_pages + v3080, v3064);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3101 = v3047 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3102 = v3101 < v35;
-          const unsigned int v3105 = v3102 ? v3101 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3108 = v3105 & v3069;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v3109 = v3105 >> (v41 & 31);
-          const unsigned int v3110 = v32 + v3109;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3111 = block_table[v3110];
-          const unsigned int v3113 = v3111 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3114 = v3113 + v30;
-          const unsigned int v3115 = v3114 * v6;
-          const unsigned int v3116 = v3115 + v3108;
-          const unsigned int v3117 = v3116 << 6u;
-          const unsigned int v3118 = v3117 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3126 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3127 = v3053 + v3126;
-          const unsigned int v3128 = v3127 + v112;
-          const unsigned int v3129 = v3128 + v110;
-          iron_copy_async<16>(shm1 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), k_pages + v3118, v3102);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3151 = block_table[v3072];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3153 = v3151 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3154 = v3153 + v30;
-          const unsigned int v3155 = v3154 * v6;
-          const unsigned int v3156 = v3155 + v3070;
-          const unsigned int v3157 = v3156 << 6u;
-          const unsigned int v3158 = v3157 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), v_pages + v3158, v3064);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3189 = block_table[v3110];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3191 = v3189 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3192 = v3191 + v30;
-          const unsigned int v3193 = v3192 * v6;
-          const unsigned int v3194 = v3193 + v3108;
-          const unsigned int v3195 = v3194 << 6u;
-          const unsigned int v3196 = v3195 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), v_pages + v3196, v3102);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2847 = v2844 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v2857 = v2841 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v2858 = v2857 < v35;
+          const unsigned int v2861 = v2858 ? v2857 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2863 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v2864 = v2861 & v2863;
+          const unsigned int v2865 = v2861 >> (v41 & 31);
+          const unsigned int v2866 = v32 + v2865;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2867 = block_table[v2866];
+          const unsigned int v2869 = v2867 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2870 = v2869 + v30;
+          const unsigned int v2871 = v2870 * v6;
+          const unsigned int v2872 = v2871 + v2864;
+          const unsigned int v2873 = v2872 << 6u;
+          const unsigned int v2874 = v2873 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2882 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v2883 = v2847 + v2882;
+          const unsigned int v2884 = v2883 + v81;
+          const unsigned int v2885 = v2884 + v79;
+          iron_copy_async<16>(shm1 + (v2885 ^ (((v2885 >> 6u) & 7u) << 3u)), k_pages + v2874, v2858);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2895 = v2841 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v2896 = v2895 < v35;
+          const unsigned int v2899 = v2896 ? v2895 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2902 = v2899 & v2863;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v2903 = v2899 >> (v41 & 31);
+          const unsigned int v2904 = v32 + v2903;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2905 = block_table[v2904];
+          const unsigned int v2907 = v2905 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2908 = v2907 + v30;
+          const unsigned int v2909 = v2908 * v6;
+          const unsigned int v2910 = v2909 + v2902;
+          const unsigned int v2911 = v2910 << 6u;
+          const unsigned int v2912 = v2911 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2920 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v2921 = v2847 + v2920;
+          const unsigned int v2922 = v2921 + v112;
+          const unsigned int v2923 = v2922 + v110;
+          iron_copy_async<16>(shm1 + (v2923 ^ (((v2923 >> 6u) & 7u) << 3u)), k_pages + v2912, v2896);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2945 = block_table[v2866];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2947 = v2945 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2948 = v2947 + v30;
+          const unsigned int v2949 = v2948 * v6;
+          const unsigned int v2950 = v2949 + v2864;
+          const unsigned int v2951 = v2950 << 6u;
+          const unsigned int v2952 = v2951 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v2885 ^ (((v2885 >> 6u) & 7u) << 3u)), v_pages + v2952, v2858);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2983 = block_table[v2904];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2985 = v2983 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2986 = v2985 + v30;
+          const unsigned int v2987 = v2986 * v6;
+          const unsigned int v2988 = v2987 + v2902;
+          const unsigned int v2989 = v2988 << 6u;
+          const unsigned int v2990 = v2989 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v2923 ^ (((v2923 >> 6u) & 7u) << 3u)), v_pages + v2990, v2896);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v3209 = v3050 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v3219 = v3047 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3220 = v3219 < v35;
-          const unsigned int v3223 = v3220 ? v3219 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3224 = v3223 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3225 = v3223 / v6;
-          const unsigned int v3226 = v32 + v3225;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3227 = block_table[v3226];
-          const unsigned int v3229 = v3227 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3230 = v3229 + v30;
-          const unsigned int v3231 = v3230 * v6;
-          const unsigned int v3232 = v3231 + v3224;
-          const unsigned int v3233 = v3232 << 6u;
-          const unsigned int v3234 = v3233 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3242 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3243 = v3209 + v3242;
-          const unsigned int v3244 = v3243 + v81;
-          const unsigned int v3245 = v3244 + v79;
-          iron_copy_async<16>(shm1 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), k_pages + v3234, v3220);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3255 = v3047 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3256 = v3255 < v35;
-          const unsigned int v3259 = v3256 ? v3255 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3260 = v3259 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3261 = v3259 / v6;
-          const unsigned int v3262 = v32 + v3261;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3263 = block_table[v3262];
-          const unsigned int v3265 = v3263 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3266 = v3265 + v30;
-          const unsigned int v3267 = v3266 * v6;
-          const unsigned int v3268 = v3267 + v3260;
-          const unsigned int v3269 = v3268 << 6u;
-          const unsigned int v3270 = v3269 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3278 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3279 = v3209 + v3278;
-          const unsigned int v3280 = v3279 + v112;
-          const unsigned int v3281 = v3280 + v110;
-          iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), k_pages + v3270, v3256);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3301 = block_table[v3226];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3303 = v3301 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3304 = v3303 + v30;
-          const unsigned int v3305 = v3304 * v6;
-          const unsigned int v3306 = v3305 + v3224;
-          const unsigned int v3307 = v3306 << 6u;
-          const unsigned int v3308 = v3307 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), v_pages + v3308, v3220);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3337 = block_table[v3262];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3339 = v3337 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3340 = v3339 + v30;
-          const unsigned int v3341 = v3340 * v6;
-          const unsigned int v3342 = v3341 + v3260;
-          const unsigned int v3343 = v3342 << 6u;
-          const unsigned int v3344 = v3343 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), v_pages + v3344, v3256);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3003 = v2844 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v3013 = v2841 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3014 = v3013 < v35;
+          const unsigned int v3017 = v3014 ? v3013 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3018 = v3017 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3019 = v3017 / v6;
+          const unsigned int v3020 = v32 + v3019;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3021 = block_table[v3020];
+          const unsigned int v3023 = v3021 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3024 = v3023 + v30;
+          const unsigned int v3025 = v3024 * v6;
+          const unsigned int v3026 = v3025 + v3018;
+          const unsigned int v3027 = v3026 << 6u;
+          const unsigned int v3028 = v3027 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3036 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3037 = v3003 + v3036;
+          const unsigned int v3038 = v3037 + v81;
+          const unsigned int v3039 = v3038 + v79;
+          iron_copy_async<16>(shm1 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), k_pages + v3028, v3014);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3049 = v2841 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3050 = v3049 < v35;
+          const unsigned int v3053 = v3050 ? v3049 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3054 = v3053 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3055 = v3053 / v6;
+          const unsigned int v3056 = v32 + v3055;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3057 = block_table[v3056];
+          const unsigned int v3059 = v3057 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3060 = v3059 + v30;
+          const unsigned int v3061 = v3060 * v6;
+          const unsigned int v3062 = v3061 + v3054;
+          const unsigned int v3063 = v3062 << 6u;
+          const unsigned int v3064 = v3063 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3072 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3073 = v3003 + v3072;
+          const unsigned int v3074 = v3073 + v112;
+          const unsigned int v3075 = v3074 + v110;
+          iron_copy_async<16>(shm1 + (v3075 ^ (((v3075 >> 6u) & 7u) << 3u)), k_pages + v3064, v3050);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3095 = block_table[v3020];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3097 = v3095 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3098 = v3097 + v30;
+          const unsigned int v3099 = v3098 * v6;
+          const unsigned int v3100 = v3099 + v3018;
+          const unsigned int v3101 = v3100 << 6u;
+          const unsigned int v3102 = v3101 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), v_pages + v3102, v3014);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3131 = block_table[v3056];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3133 = v3131 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3134 = v3133 + v30;
+          const unsigned int v3135 = v3134 * v6;
+          const unsigned int v3136 = v3135 + v3054;
+          const unsigned int v3137 = v3136 << 6u;
+          const unsigned int v3138 = v3137 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3075 ^ (((v3075 >> 6u) & 7u) << 3u)), v_pages + v3138, v3050);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v3357;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v3357, 0.0f);
-      const unsigned int v3361 = v3044 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v4908;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v4908, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4908, shm0, v4901, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4910;
-      iron_frag_fill(v4910, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4910, shm1, v3361, 64u);
-      iron_frag_mma_sync(v3357, v4908, v4910);
-      const unsigned int v4915 = v3361 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4917;
-      iron_frag_fill(v4917, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4917, shm0, v4912, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4919;
-      iron_frag_fill(v4919, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4919, shm1, v4915, 64u);
-      iron_frag_mma_sync(v3357, v4917, v4919);
-      const unsigned int v4924 = v3361 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4926;
-      iron_frag_fill(v4926, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4926, shm0, v4921, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4928;
-      iron_frag_fill(v4928, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4928, shm1, v4924, 64u);
-      iron_frag_mma_sync(v3357, v4926, v4928);
-      const unsigned int v4933 = v3361 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4935;
-      iron_frag_fill(v4935, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4935, shm0, v4930, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4937;
-      iron_frag_fill(v4937, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4937, shm1, v4933, 64u);
-      iron_frag_mma_sync(v3357, v4935, v4937);
-      const bool v3372 = v3047 <= v35;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v3380 = v3047 + v20;
-      const bool v3381 = v3380 <= v196;
-      const bool v3382 = v192 || v3381;
-      const bool v3383 = v3372 && v3382;
-      const unsigned int v3386 = v3040 + v9;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v3387 = v3386 + v20;
-      const bool v3389 = v185 <= v3387;
-      const bool v3390 = v3385 || v3389;
-      const bool v3391 = v3383 && v3390;  // kernels/sdpa/flash_tile.hpp:146
-      if (v3391) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v3394 = v3357.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v3395 = v3394 * v211;
-        v3357.x[0] = v3395;
-        const float v3398 = v3357.x[1];
-        const float v3399 = v3398 * v211;
-        v3357.x[1] = v3399;
-        const float v3402 = v3357.x[2];
-        const float v3403 = v3402 * v211;
-        v3357.x[2] = v3403;
-        const float v3406 = v3357.x[3];
-        const float v3407 = v3406 * v211;
-        v3357.x[3] = v3407;
-        const float v3410 = v3357.x[4];
-        const float v3411 = v3410 * v211;
-        v3357.x[4] = v3411;
-        const float v3414 = v3357.x[5];
-        const float v3415 = v3414 * v211;
-        v3357.x[5] = v3415;
-        const float v3418 = v3357.x[6];
-        const float v3419 = v3418 * v211;
-        v3357.x[6] = v3419;
-        const float v3422 = v3357.x[7];
-        const float v3423 = v3422 * v211;
-        v3357.x[7] = v3423;
-        const float v3426 = v3357.x[8];
-        const float v3427 = v3426 * v211;
-        v3357.x[8] = v3427;
-        const float v3430 = v3357.x[9];
-        const float v3431 = v3430 * v211;
-        v3357.x[9] = v3431;
-        const float v3434 = v3357.x[10];
-        const float v3435 = v3434 * v211;
-        v3357.x[10] = v3435;
-        const float v3438 = v3357.x[11];
-        const float v3439 = v3438 * v211;
-        v3357.x[11] = v3439;
-        const float v3442 = v3357.x[12];
-        const float v3443 = v3442 * v211;
-        v3357.x[12] = v3443;
-        const float v3446 = v3357.x[13];
-        const float v3447 = v3446 * v211;
-        v3357.x[13] = v3447;
-        const float v3450 = v3357.x[14];
-        const float v3451 = v3450 * v211;
-        v3357.x[14] = v3451;
-        const float v3454 = v3357.x[15];
-        const float v3455 = v3454 * v211;
-        v3357.x[15] = v3455;
-        const float v3458 = v3357.x[16];
-        const float v3459 = v3458 * v211;
-        v3357.x[16] = v3459;
-        const float v3462 = v3357.x[17];
-        const float v3463 = v3462 * v211;
-        v3357.x[17] = v3463;
-        const float v3466 = v3357.x[18];
-        const float v3467 = v3466 * v211;
-        v3357.x[18] = v3467;
-        const float v3470 = v3357.x[19];
-        const float v3471 = v3470 * v211;
-        v3357.x[19] = v3471;
-        const float v3474 = v3357.x[20];
-        const float v3475 = v3474 * v211;
-        v3357.x[20] = v3475;
-        const float v3478 = v3357.x[21];
-        const float v3479 = v3478 * v211;
-        v3357.x[21] = v3479;
-        const float v3482 = v3357.x[22];
-        const float v3483 = v3482 * v211;
-        v3357.x[22] = v3483;
-        const float v3486 = v3357.x[23];
-        const float v3487 = v3486 * v211;
-        v3357.x[23] = v3487;
-        const float v3490 = v3357.x[24];
-        const float v3491 = v3490 * v211;
-        v3357.x[24] = v3491;
-        const float v3494 = v3357.x[25];
-        const float v3495 = v3494 * v211;
-        v3357.x[25] = v3495;
-        const float v3498 = v3357.x[26];
-        const float v3499 = v3498 * v211;
-        v3357.x[26] = v3499;
-        const float v3502 = v3357.x[27];
-        const float v3503 = v3502 * v211;
-        v3357.x[27] = v3503;
-        const float v3506 = v3357.x[28];
-        const float v3507 = v3506 * v211;
-        v3357.x[28] = v3507;
-        const float v3510 = v3357.x[29];
-        const float v3511 = v3510 * v211;
-        v3357.x[29] = v3511;
-        const float v3514 = v3357.x[30];
-        const float v3515 = v3514 * v211;
-        v3357.x[30] = v3515;
-        const float v3518 = v3357.x[31];
-        const float v3519 = v3518 * v211;
-        v3357.x[31] = v3519;
+      iron_frag<float, 2, 16, 64> v3151;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v3151, 0.0f);
+      const unsigned int v3155 = v2838 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4496;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4496, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4496, shm0, v4489, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4498;
+      iron_frag_fill(v4498, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4498, shm1, v3155, 64u);
+      iron_frag_mma_sync(v3151, v4496, v4498);
+      const unsigned int v4503 = v3155 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4505;
+      iron_frag_fill(v4505, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4505, shm0, v4500, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4507;
+      iron_frag_fill(v4507, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4507, shm1, v4503, 64u);
+      iron_frag_mma_sync(v3151, v4505, v4507);
+      const unsigned int v4512 = v3155 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4514;
+      iron_frag_fill(v4514, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4514, shm0, v4509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4516;
+      iron_frag_fill(v4516, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4516, shm1, v4512, 64u);
+      iron_frag_mma_sync(v3151, v4514, v4516);
+      const unsigned int v4521 = v3155 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4523;
+      iron_frag_fill(v4523, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4523, shm0, v4518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4525;
+      iron_frag_fill(v4525, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4525, shm1, v4521, 64u);
+      iron_frag_mma_sync(v3151, v4523, v4525);
+      const bool v3166 = v2841 <= v35;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v3174 = v2841 + v20;
+      const bool v3175 = v3174 <= v196;
+      const bool v3176 = v192 || v3175;
+      const bool v3177 = v3166 && v3176;
+      const unsigned int v3180 = v2834 + v9;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v3181 = v3180 + v20;
+      const bool v3183 = v185 <= v3181;
+      const bool v3184 = v3179 || v3183;
+      const bool v3185 = v3177 && v3184;  // kernels/sdpa/flash_tile.hpp:159
+      if (v3185) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v3188 = v3151.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v3189 = v3188 * v211;
+        v3151.x[0] = v3189;
+        const float v3192 = v3151.x[1];
+        const float v3193 = v3192 * v211;
+        v3151.x[1] = v3193;
+        const float v3196 = v3151.x[2];
+        const float v3197 = v3196 * v211;
+        v3151.x[2] = v3197;
+        const float v3200 = v3151.x[3];
+        const float v3201 = v3200 * v211;
+        v3151.x[3] = v3201;
+        const float v3204 = v3151.x[4];
+        const float v3205 = v3204 * v211;
+        v3151.x[4] = v3205;
+        const float v3208 = v3151.x[5];
+        const float v3209 = v3208 * v211;
+        v3151.x[5] = v3209;
+        const float v3212 = v3151.x[6];
+        const float v3213 = v3212 * v211;
+        v3151.x[6] = v3213;
+        const float v3216 = v3151.x[7];
+        const float v3217 = v3216 * v211;
+        v3151.x[7] = v3217;
+        const float v3220 = v3151.x[8];
+        const float v3221 = v3220 * v211;
+        v3151.x[8] = v3221;
+        const float v3224 = v3151.x[9];
+        const float v3225 = v3224 * v211;
+        v3151.x[9] = v3225;
+        const float v3228 = v3151.x[10];
+        const float v3229 = v3228 * v211;
+        v3151.x[10] = v3229;
+        const float v3232 = v3151.x[11];
+        const float v3233 = v3232 * v211;
+        v3151.x[11] = v3233;
+        const float v3236 = v3151.x[12];
+        const float v3237 = v3236 * v211;
+        v3151.x[12] = v3237;
+        const float v3240 = v3151.x[13];
+        const float v3241 = v3240 * v211;
+        v3151.x[13] = v3241;
+        const float v3244 = v3151.x[14];
+        const float v3245 = v3244 * v211;
+        v3151.x[14] = v3245;
+        const float v3248 = v3151.x[15];
+        const float v3249 = v3248 * v211;
+        v3151.x[15] = v3249;
+        const float v3252 = v3151.x[16];
+        const float v3253 = v3252 * v211;
+        v3151.x[16] = v3253;
+        const float v3256 = v3151.x[17];
+        const float v3257 = v3256 * v211;
+        v3151.x[17] = v3257;
+        const float v3260 = v3151.x[18];
+        const float v3261 = v3260 * v211;
+        v3151.x[18] = v3261;
+        const float v3264 = v3151.x[19];
+        const float v3265 = v3264 * v211;
+        v3151.x[19] = v3265;
+        const float v3268 = v3151.x[20];
+        const float v3269 = v3268 * v211;
+        v3151.x[20] = v3269;
+        const float v3272 = v3151.x[21];
+        const float v3273 = v3272 * v211;
+        v3151.x[21] = v3273;
+        const float v3276 = v3151.x[22];
+        const float v3277 = v3276 * v211;
+        v3151.x[22] = v3277;
+        const float v3280 = v3151.x[23];
+        const float v3281 = v3280 * v211;
+        v3151.x[23] = v3281;
+        const float v3284 = v3151.x[24];
+        const float v3285 = v3284 * v211;
+        v3151.x[24] = v3285;
+        const float v3288 = v3151.x[25];
+        const float v3289 = v3288 * v211;
+        v3151.x[25] = v3289;
+        const float v3292 = v3151.x[26];
+        const float v3293 = v3292 * v211;
+        v3151.x[26] = v3293;
+        const float v3296 = v3151.x[27];
+        const float v3297 = v3296 * v211;
+        v3151.x[27] = v3297;
+        const float v3300 = v3151.x[28];
+        const float v3301 = v3300 * v211;
+        v3151.x[28] = v3301;
+        const float v3304 = v3151.x[29];
+        const float v3305 = v3304 * v211;
+        v3151.x[29] = v3305;
+        const float v3308 = v3151.x[30];
+        const float v3309 = v3308 * v211;
+        v3151.x[30] = v3309;
+        const float v3312 = v3151.x[31];
+        const float v3313 = v3312 * v211;
+        v3151.x[31] = v3313;
       } else {
-        const unsigned int v3520 = static_cast<unsigned int>(v3357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3521 = static_cast<unsigned int>(v3357.row(0, iron_linear_thread() & 31u));
-        const float v3522 = v3357.x[0];
-        const unsigned int v3523 = v56 + v3521;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3524 = v3040 + v3520;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3525 = v3524 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3528 = v3523 + v35;
-        const unsigned int v3529 = v3524 + v20;
-        const bool v3530 = v3529 <= v3528;
-        const bool v3531 = v192 || v3530;
-        const bool v3532 = v3525 && v3531;
-        const unsigned int v3535 = v3524 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3536 = v3535 + v20;
-        const bool v3538 = v3528 < v3536;
-        const bool v3539 = v3385 || v3538;
-        const bool v3540 = v3532 && v3539;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3542 = v3522 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3543 = v3540 ? v3542 : __uint_as_float(0xff800000u);
-        v3357.x[0] = v3543;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3544 = static_cast<unsigned int>(v3357.col(1, iron_linear_thread() & 31u));
-        const unsigned int v3545 = static_cast<unsigned int>(v3357.row(1, iron_linear_thread() & 31u));
-        const float v3546 = v3357.x[1];
-        const unsigned int v3547 = v56 + v3545;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3548 = v3040 + v3544;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3549 = v3548 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3552 = v3547 + v35;
-        const unsigned int v3553 = v3548 + v20;
-        const bool v3554 = v3553 <= v3552;
-        const bool v3555 = v192 || v3554;
-        const bool v3556 = v3549 && v3555;
-        const unsigned int v3559 = v3548 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3560 = v3559 + v20;
-        const bool v3562 = v3552 < v3560;
-        const bool v3563 = v3385 || v3562;
-        const bool v3564 = v3556 && v3563;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3566 = v3546 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3567 = v3564 ? v3566 : __uint_as_float(0xff800000u);
-        v3357.x[1] = v3567;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3568 = static_cast<unsigned int>(v3357.col(2, iron_linear_thread() & 31u));
-        const unsigned int v3569 = static_cast<unsigned int>(v3357.row(2, iron_linear_thread() & 31u));
-        const float v3570 = v3357.x[2];
-        const unsigned int v3571 = v56 + v3569;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3572 = v3040 + v3568;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3573 = v3572 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3576 = v3571 + v35;
-        const unsigned int v3577 = v3572 + v20;
-        const bool v3578 = v3577 <= v3576;
-        const bool v3579 = v192 || v3578;
-        const bool v3580 = v3573 && v3579;
-        const unsigned int v3583 = v3572 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3584 = v3583 + v20;
-        const bool v3586 = v3576 < v3584;
-        const bool v3587 = v3385 || v3586;
-        const bool v3588 = v3580 && v3587;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3590 = v3570 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        iron_frag<float, 2, 16, 8> v3315;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v3315, 0.0f);
+        iron_frag<float, 2, 16, 8> v3317;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v3317, 0.0f);
+        const unsigned int v3319 = static_cast<unsigned int>(v3315.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3321 = v56 + v3319;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3323 = v3321 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3324 = v3323 + 1u;
+        const unsigned int v3326 = v3324 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3335 = v3326 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3339 = v3324 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3340 = v205 && v3339;
+        const unsigned int v3341 = v3340 ? v3335 : v42;
+        const unsigned int v3344 = v3341 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3345 = min(v3344, 64u);
+        const bool v3346 = v3341 > v2834;
+        const unsigned int v3347 = v3346 ? v3345 : v42;
+        const float v3348 = __uint_as_float(v3347);
+        v3315.x[0] = v3348;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3350 = static_cast<unsigned int>(v3315.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3352 = v56 + v3350;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3354 = v3352 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3355 = v3354 + 1u;
+        const unsigned int v3357 = v3355 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3366 = v3357 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3370 = v3355 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3371 = v205 && v3370;
+        const unsigned int v3372 = v3371 ? v3366 : v42;
+        const unsigned int v3375 = v3372 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3376 = min(v3375, 64u);
+        const bool v3377 = v3372 > v2834;
+        const unsigned int v3378 = v3377 ? v3376 : v42;
+        const float v3379 = __uint_as_float(v3378);
+        v3315.x[1] = v3379;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3381 = static_cast<unsigned int>(v3315.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3383 = v56 + v3381;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3385 = v3383 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3386 = v3385 + 1u;
+        const unsigned int v3388 = v3386 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3397 = v3388 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3401 = v3386 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3402 = v205 && v3401;
+        const unsigned int v3403 = v3402 ? v3397 : v42;
+        const unsigned int v3406 = v3403 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3407 = min(v3406, 64u);
+        const bool v3408 = v3403 > v2834;
+        const unsigned int v3409 = v3408 ? v3407 : v42;
+        const float v3410 = __uint_as_float(v3409);
+        v3315.x[2] = v3410;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3412 = static_cast<unsigned int>(v3315.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3414 = v56 + v3412;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3416 = v3414 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3417 = v3416 + 1u;
+        const unsigned int v3419 = v3417 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3428 = v3419 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3432 = v3417 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3433 = v205 && v3432;
+        const unsigned int v3434 = v3433 ? v3428 : v42;
+        const unsigned int v3437 = v3434 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3438 = min(v3437, 64u);
+        const bool v3439 = v3434 > v2834;
+        const unsigned int v3440 = v3439 ? v3438 : v42;
+        const float v3441 = __uint_as_float(v3440);
+        v3315.x[3] = v3441;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3443 = static_cast<unsigned int>(v3317.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3445 = v56 + v3443;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3447 = v3445 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3448 = v3447 + 1u;
+        const unsigned int v3450 = v3448 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3451 = min(v35, v3450);
+        const bool v3452 = v3448 > v20;
+        const unsigned int v3453 = v3452 ? v3451 : v42;
+        const unsigned int v3456 = v192 ? v35 : v3453;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3468 = v3456 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3469 = min(v3468, 64u);
+        const bool v3470 = v3456 > v2834;
+        const unsigned int v3471 = v3470 ? v3469 : v42;
+        const float v3472 = __uint_as_float(v3471);
+        v3317.x[0] = v3472;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3474 = static_cast<unsigned int>(v3317.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3476 = v56 + v3474;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3478 = v3476 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3479 = v3478 + 1u;
+        const unsigned int v3481 = v3479 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3482 = min(v35, v3481);
+        const bool v3483 = v3479 > v20;
+        const unsigned int v3484 = v3483 ? v3482 : v42;
+        const unsigned int v3487 = v192 ? v35 : v3484;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3499 = v3487 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3500 = min(v3499, 64u);
+        const bool v3501 = v3487 > v2834;
+        const unsigned int v3502 = v3501 ? v3500 : v42;
+        const float v3503 = __uint_as_float(v3502);
+        v3317.x[1] = v3503;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3505 = static_cast<unsigned int>(v3317.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3507 = v56 + v3505;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3509 = v3507 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3510 = v3509 + 1u;
+        const unsigned int v3512 = v3510 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3513 = min(v35, v3512);
+        const bool v3514 = v3510 > v20;
+        const unsigned int v3515 = v3514 ? v3513 : v42;
+        const unsigned int v3518 = v192 ? v35 : v3515;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3530 = v3518 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3531 = min(v3530, 64u);
+        const bool v3532 = v3518 > v2834;
+        const unsigned int v3533 = v3532 ? v3531 : v42;
+        const float v3534 = __uint_as_float(v3533);
+        v3317.x[2] = v3534;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3536 = static_cast<unsigned int>(v3317.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3538 = v56 + v3536;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3540 = v3538 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3541 = v3540 + 1u;
+        const unsigned int v3543 = v3541 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3544 = min(v35, v3543);
+        const bool v3545 = v3541 > v20;
+        const unsigned int v3546 = v3545 ? v3544 : v42;
+        const unsigned int v3549 = v192 ? v35 : v3546;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3561 = v3549 - v2834;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3562 = min(v3561, 64u);
+        const bool v3563 = v3549 > v2834;
+        const unsigned int v3564 = v3563 ? v3562 : v42;
+        const float v3565 = __uint_as_float(v3564);
+        v3317.x[3] = v3565;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3566 = static_cast<unsigned int>(v3151.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v3568 = v3151.x[0];
+        const float v3569 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3570 = __float_as_uint(v3569);
+        const bool v3571 = v3566 >= v3570;
+        const float v3572 = v3317.x[0];
+        const unsigned int v3573 = __float_as_uint(v3572);
+        const bool v3574 = v3566 < v3573;
+        const bool v3575 = v3571 && v3574;
+        const float v3577 = v3568 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3578 = v3575 ? v3577 : __uint_as_float(0xff800000u);
+        v3151.x[0] = v3578;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3579 = static_cast<unsigned int>(v3151.col(1, iron_linear_thread() & 31u));
+        const float v3581 = v3151.x[1];
+        const float v3582 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3583 = __float_as_uint(v3582);
+        const bool v3584 = v3579 >= v3583;
+        const float v3585 = v3317.x[0];
+        const unsigned int v3586 = __float_as_uint(v3585);
+        const bool v3587 = v3579 < v3586;
+        const bool v3588 = v3584 && v3587;
+        const float v3590 = v3581 * v211;  // kernels/sdpa/flash_tile.hpp:181
         const float v3591 = v3588 ? v3590 : __uint_as_float(0xff800000u);
-        v3357.x[2] = v3591;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3592 = static_cast<unsigned int>(v3357.col(3, iron_linear_thread() & 31u));
-        const unsigned int v3593 = static_cast<unsigned int>(v3357.row(3, iron_linear_thread() & 31u));
-        const float v3594 = v3357.x[3];
-        const unsigned int v3595 = v56 + v3593;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3596 = v3040 + v3592;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3597 = v3596 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3600 = v3595 + v35;
-        const unsigned int v3601 = v3596 + v20;
-        const bool v3602 = v3601 <= v3600;
-        const bool v3603 = v192 || v3602;
-        const bool v3604 = v3597 && v3603;
-        const unsigned int v3607 = v3596 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3608 = v3607 + v20;
-        const bool v3610 = v3600 < v3608;
-        const bool v3611 = v3385 || v3610;
-        const bool v3612 = v3604 && v3611;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3614 = v3594 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3615 = v3612 ? v3614 : __uint_as_float(0xff800000u);
-        v3357.x[3] = v3615;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3616 = static_cast<unsigned int>(v3357.col(4, iron_linear_thread() & 31u));
-        const unsigned int v3617 = static_cast<unsigned int>(v3357.row(4, iron_linear_thread() & 31u));
-        const float v3618 = v3357.x[4];
-        const unsigned int v3619 = v56 + v3617;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3620 = v3040 + v3616;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3621 = v3620 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3624 = v3619 + v35;
-        const unsigned int v3625 = v3620 + v20;
-        const bool v3626 = v3625 <= v3624;
-        const bool v3627 = v192 || v3626;
-        const bool v3628 = v3621 && v3627;
-        const unsigned int v3631 = v3620 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3632 = v3631 + v20;
-        const bool v3634 = v3624 < v3632;
-        const bool v3635 = v3385 || v3634;
-        const bool v3636 = v3628 && v3635;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3638 = v3618 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3639 = v3636 ? v3638 : __uint_as_float(0xff800000u);
-        v3357.x[4] = v3639;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3640 = static_cast<unsigned int>(v3357.col(5, iron_linear_thread() & 31u));
-        const unsigned int v3641 = static_cast<unsigned int>(v3357.row(5, iron_linear_thread() & 31u));
-        const float v3642 = v3357.x[5];
-        const unsigned int v3643 = v56 + v3641;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3644 = v3040 + v3640;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3645 = v3644 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3648 = v3643 + v35;
-        const unsigned int v3649 = v3644 + v20;
-        const bool v3650 = v3649 <= v3648;
-        const bool v3651 = v192 || v3650;
-        const bool v3652 = v3645 && v3651;
-        const unsigned int v3655 = v3644 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3656 = v3655 + v20;
-        const bool v3658 = v3648 < v3656;
-        const bool v3659 = v3385 || v3658;
-        const bool v3660 = v3652 && v3659;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3662 = v3642 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3663 = v3660 ? v3662 : __uint_as_float(0xff800000u);
-        v3357.x[5] = v3663;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3664 = static_cast<unsigned int>(v3357.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3665 = static_cast<unsigned int>(v3357.row(6, iron_linear_thread() & 31u));
-        const float v3666 = v3357.x[6];
-        const unsigned int v3667 = v56 + v3665;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3668 = v3040 + v3664;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3669 = v3668 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3672 = v3667 + v35;
-        const unsigned int v3673 = v3668 + v20;
-        const bool v3674 = v3673 <= v3672;
-        const bool v3675 = v192 || v3674;
-        const bool v3676 = v3669 && v3675;
-        const unsigned int v3679 = v3668 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3680 = v3679 + v20;
-        const bool v3682 = v3672 < v3680;
-        const bool v3683 = v3385 || v3682;
-        const bool v3684 = v3676 && v3683;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3686 = v3666 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3687 = v3684 ? v3686 : __uint_as_float(0xff800000u);
-        v3357.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3688 = static_cast<unsigned int>(v3357.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3689 = static_cast<unsigned int>(v3357.row(7, iron_linear_thread() & 31u));
-        const float v3690 = v3357.x[7];
-        const unsigned int v3691 = v56 + v3689;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3692 = v3040 + v3688;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3693 = v3692 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3696 = v3691 + v35;
-        const unsigned int v3697 = v3692 + v20;
-        const bool v3698 = v3697 <= v3696;
-        const bool v3699 = v192 || v3698;
-        const bool v3700 = v3693 && v3699;
-        const unsigned int v3703 = v3692 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3704 = v3703 + v20;
-        const bool v3706 = v3696 < v3704;
-        const bool v3707 = v3385 || v3706;
-        const bool v3708 = v3700 && v3707;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3710 = v3690 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3711 = v3708 ? v3710 : __uint_as_float(0xff800000u);
-        v3357.x[7] = v3711;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3712 = static_cast<unsigned int>(v3357.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3713 = static_cast<unsigned int>(v3357.row(8, iron_linear_thread() & 31u));
-        const float v3714 = v3357.x[8];
-        const unsigned int v3715 = v56 + v3713;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3716 = v3040 + v3712;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3717 = v3716 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3720 = v3715 + v35;
-        const unsigned int v3721 = v3716 + v20;
-        const bool v3722 = v3721 <= v3720;
-        const bool v3723 = v192 || v3722;
-        const bool v3724 = v3717 && v3723;
-        const unsigned int v3727 = v3716 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3728 = v3727 + v20;
-        const bool v3730 = v3720 < v3728;
-        const bool v3731 = v3385 || v3730;
-        const bool v3732 = v3724 && v3731;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3734 = v3714 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3735 = v3732 ? v3734 : __uint_as_float(0xff800000u);
-        v3357.x[8] = v3735;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3736 = static_cast<unsigned int>(v3357.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3737 = static_cast<unsigned int>(v3357.row(9, iron_linear_thread() & 31u));
-        const float v3738 = v3357.x[9];
-        const unsigned int v3739 = v56 + v3737;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3740 = v3040 + v3736;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3741 = v3740 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3744 = v3739 + v35;
-        const unsigned int v3745 = v3740 + v20;
-        const bool v3746 = v3745 <= v3744;
-        const bool v3747 = v192 || v3746;
-        const bool v3748 = v3741 && v3747;
-        const unsigned int v3751 = v3740 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3752 = v3751 + v20;
-        const bool v3754 = v3744 < v3752;
-        const bool v3755 = v3385 || v3754;
-        const bool v3756 = v3748 && v3755;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3758 = v3738 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3759 = v3756 ? v3758 : __uint_as_float(0xff800000u);
-        v3357.x[9] = v3759;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3760 = static_cast<unsigned int>(v3357.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3761 = static_cast<unsigned int>(v3357.row(10, iron_linear_thread() & 31u));
-        const float v3762 = v3357.x[10];
-        const unsigned int v3763 = v56 + v3761;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3764 = v3040 + v3760;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3765 = v3764 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3768 = v3763 + v35;
-        const unsigned int v3769 = v3764 + v20;
-        const bool v3770 = v3769 <= v3768;
-        const bool v3771 = v192 || v3770;
-        const bool v3772 = v3765 && v3771;
-        const unsigned int v3775 = v3764 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3776 = v3775 + v20;
-        const bool v3778 = v3768 < v3776;
-        const bool v3779 = v3385 || v3778;
-        const bool v3780 = v3772 && v3779;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3782 = v3762 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3783 = v3780 ? v3782 : __uint_as_float(0xff800000u);
-        v3357.x[10] = v3783;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3784 = static_cast<unsigned int>(v3357.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3785 = static_cast<unsigned int>(v3357.row(11, iron_linear_thread() & 31u));
-        const float v3786 = v3357.x[11];
-        const unsigned int v3787 = v56 + v3785;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3788 = v3040 + v3784;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3789 = v3788 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3792 = v3787 + v35;
-        const unsigned int v3793 = v3788 + v20;
-        const bool v3794 = v3793 <= v3792;
-        const bool v3795 = v192 || v3794;
-        const bool v3796 = v3789 && v3795;
-        const unsigned int v3799 = v3788 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3800 = v3799 + v20;
-        const bool v3802 = v3792 < v3800;
-        const bool v3803 = v3385 || v3802;
-        const bool v3804 = v3796 && v3803;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3806 = v3786 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3807 = v3804 ? v3806 : __uint_as_float(0xff800000u);
-        v3357.x[11] = v3807;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3808 = static_cast<unsigned int>(v3357.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3809 = static_cast<unsigned int>(v3357.row(12, iron_linear_thread() & 31u));
-        const float v3810 = v3357.x[12];
-        const unsigned int v3811 = v56 + v3809;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3812 = v3040 + v3808;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3813 = v3812 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3816 = v3811 + v35;
-        const unsigned int v3817 = v3812 + v20;
-        const bool v3818 = v3817 <= v3816;
-        const bool v3819 = v192 || v3818;
-        const bool v3820 = v3813 && v3819;
-        const unsigned int v3823 = v3812 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3824 = v3823 + v20;
-        const bool v3826 = v3816 < v3824;
-        const bool v3827 = v3385 || v3826;
-        const bool v3828 = v3820 && v3827;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3830 = v3810 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3831 = v3828 ? v3830 : __uint_as_float(0xff800000u);
-        v3357.x[12] = v3831;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3832 = static_cast<unsigned int>(v3357.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3833 = static_cast<unsigned int>(v3357.row(13, iron_linear_thread() & 31u));
-        const float v3834 = v3357.x[13];
-        const unsigned int v3835 = v56 + v3833;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3836 = v3040 + v3832;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3837 = v3836 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3840 = v3835 + v35;
-        const unsigned int v3841 = v3836 + v20;
-        const bool v3842 = v3841 <= v3840;
-        const bool v3843 = v192 || v3842;
-        const bool v3844 = v3837 && v3843;
-        const unsigned int v3847 = v3836 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3848 = v3847 + v20;
-        const bool v3850 = v3840 < v3848;
-        const bool v3851 = v3385 || v3850;
-        const bool v3852 = v3844 && v3851;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3854 = v3834 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3855 = v3852 ? v3854 : __uint_as_float(0xff800000u);
-        v3357.x[13] = v3855;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3856 = static_cast<unsigned int>(v3357.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3857 = static_cast<unsigned int>(v3357.row(14, iron_linear_thread() & 31u));
-        const float v3858 = v3357.x[14];
-        const unsigned int v3859 = v56 + v3857;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3860 = v3040 + v3856;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3861 = v3860 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3864 = v3859 + v35;
-        const unsigned int v3865 = v3860 + v20;
-        const bool v3866 = v3865 <= v3864;
-        const bool v3867 = v192 || v3866;
-        const bool v3868 = v3861 && v3867;
-        const unsigned int v3871 = v3860 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3872 = v3871 + v20;
-        const bool v3874 = v3864 < v3872;
-        const bool v3875 = v3385 || v3874;
-        const bool v3876 = v3868 && v3875;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3878 = v3858 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3879 = v3876 ? v3878 : __uint_as_float(0xff800000u);
-        v3357.x[14] = v3879;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3880 = static_cast<unsigned int>(v3357.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3881 = static_cast<unsigned int>(v3357.row(15, iron_linear_thread() & 31u));
-        const float v3882 = v3357.x[15];
-        const unsigned int v3883 = v56 + v3881;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3884 = v3040 + v3880;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3885 = v3884 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3888 = v3883 + v35;
-        const unsigned int v3889 = v3884 + v20;
-        const bool v3890 = v3889 <= v3888;
-        const bool v3891 = v192 || v3890;
-        const bool v3892 = v3885 && v3891;
-        const unsigned int v3895 = v3884 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3896 = v3895 + v20;
-        const bool v3898 = v3888 < v3896;
-        const bool v3899 = v3385 || v3898;
-        const bool v3900 = v3892 && v3899;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3902 = v3882 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        v3151.x[1] = v3591;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3592 = static_cast<unsigned int>(v3151.col(2, iron_linear_thread() & 31u));
+        const float v3594 = v3151.x[2];
+        const float v3595 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3596 = __float_as_uint(v3595);
+        const bool v3597 = v3592 >= v3596;
+        const float v3598 = v3317.x[2];
+        const unsigned int v3599 = __float_as_uint(v3598);
+        const bool v3600 = v3592 < v3599;
+        const bool v3601 = v3597 && v3600;
+        const float v3603 = v3594 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3604 = v3601 ? v3603 : __uint_as_float(0xff800000u);
+        v3151.x[2] = v3604;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3605 = static_cast<unsigned int>(v3151.col(3, iron_linear_thread() & 31u));
+        const float v3607 = v3151.x[3];
+        const float v3608 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3609 = __float_as_uint(v3608);
+        const bool v3610 = v3605 >= v3609;
+        const float v3611 = v3317.x[2];
+        const unsigned int v3612 = __float_as_uint(v3611);
+        const bool v3613 = v3605 < v3612;
+        const bool v3614 = v3610 && v3613;
+        const float v3616 = v3607 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3617 = v3614 ? v3616 : __uint_as_float(0xff800000u);
+        v3151.x[3] = v3617;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3618 = static_cast<unsigned int>(v3151.col(4, iron_linear_thread() & 31u));
+        const float v3620 = v3151.x[4];
+        const float v3621 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3622 = __float_as_uint(v3621);
+        const bool v3623 = v3618 >= v3622;
+        const float v3624 = v3317.x[0];
+        const unsigned int v3625 = __float_as_uint(v3624);
+        const bool v3626 = v3618 < v3625;
+        const bool v3627 = v3623 && v3626;
+        const float v3629 = v3620 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3630 = v3627 ? v3629 : __uint_as_float(0xff800000u);
+        v3151.x[4] = v3630;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3631 = static_cast<unsigned int>(v3151.col(5, iron_linear_thread() & 31u));
+        const float v3633 = v3151.x[5];
+        const float v3634 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3635 = __float_as_uint(v3634);
+        const bool v3636 = v3631 >= v3635;
+        const float v3637 = v3317.x[0];
+        const unsigned int v3638 = __float_as_uint(v3637);
+        const bool v3639 = v3631 < v3638;
+        const bool v3640 = v3636 && v3639;
+        const float v3642 = v3633 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3643 = v3640 ? v3642 : __uint_as_float(0xff800000u);
+        v3151.x[5] = v3643;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3644 = static_cast<unsigned int>(v3151.col(6, iron_linear_thread() & 31u));
+        const float v3646 = v3151.x[6];
+        const float v3647 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3648 = __float_as_uint(v3647);
+        const bool v3649 = v3644 >= v3648;
+        const float v3650 = v3317.x[2];
+        const unsigned int v3651 = __float_as_uint(v3650);
+        const bool v3652 = v3644 < v3651;
+        const bool v3653 = v3649 && v3652;
+        const float v3655 = v3646 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3656 = v3653 ? v3655 : __uint_as_float(0xff800000u);
+        v3151.x[6] = v3656;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3657 = static_cast<unsigned int>(v3151.col(7, iron_linear_thread() & 31u));
+        const float v3659 = v3151.x[7];
+        const float v3660 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3661 = __float_as_uint(v3660);
+        const bool v3662 = v3657 >= v3661;
+        const float v3663 = v3317.x[2];
+        const unsigned int v3664 = __float_as_uint(v3663);
+        const bool v3665 = v3657 < v3664;
+        const bool v3666 = v3662 && v3665;
+        const float v3668 = v3659 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3669 = v3666 ? v3668 : __uint_as_float(0xff800000u);
+        v3151.x[7] = v3669;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3670 = static_cast<unsigned int>(v3151.col(8, iron_linear_thread() & 31u));
+        const float v3672 = v3151.x[8];
+        const float v3673 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3674 = __float_as_uint(v3673);
+        const bool v3675 = v3670 >= v3674;
+        const float v3676 = v3317.x[0];
+        const unsigned int v3677 = __float_as_uint(v3676);
+        const bool v3678 = v3670 < v3677;
+        const bool v3679 = v3675 && v3678;
+        const float v3681 = v3672 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3682 = v3679 ? v3681 : __uint_as_float(0xff800000u);
+        v3151.x[8] = v3682;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3683 = static_cast<unsigned int>(v3151.col(9, iron_linear_thread() & 31u));
+        const float v3685 = v3151.x[9];
+        const float v3686 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3687 = __float_as_uint(v3686);
+        const bool v3688 = v3683 >= v3687;
+        const float v3689 = v3317.x[0];
+        const unsigned int v3690 = __float_as_uint(v3689);
+        const bool v3691 = v3683 < v3690;
+        const bool v3692 = v3688 && v3691;
+        const float v3694 = v3685 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3695 = v3692 ? v3694 : __uint_as_float(0xff800000u);
+        v3151.x[9] = v3695;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3696 = static_cast<unsigned int>(v3151.col(10, iron_linear_thread() & 31u));
+        const float v3698 = v3151.x[10];
+        const float v3699 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3700 = __float_as_uint(v3699);
+        const bool v3701 = v3696 >= v3700;
+        const float v3702 = v3317.x[2];
+        const unsigned int v3703 = __float_as_uint(v3702);
+        const bool v3704 = v3696 < v3703;
+        const bool v3705 = v3701 && v3704;
+        const float v3707 = v3698 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3708 = v3705 ? v3707 : __uint_as_float(0xff800000u);
+        v3151.x[10] = v3708;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3709 = static_cast<unsigned int>(v3151.col(11, iron_linear_thread() & 31u));
+        const float v3711 = v3151.x[11];
+        const float v3712 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3713 = __float_as_uint(v3712);
+        const bool v3714 = v3709 >= v3713;
+        const float v3715 = v3317.x[2];
+        const unsigned int v3716 = __float_as_uint(v3715);
+        const bool v3717 = v3709 < v3716;
+        const bool v3718 = v3714 && v3717;
+        const float v3720 = v3711 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3721 = v3718 ? v3720 : __uint_as_float(0xff800000u);
+        v3151.x[11] = v3721;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3722 = static_cast<unsigned int>(v3151.col(12, iron_linear_thread() & 31u));
+        const float v3724 = v3151.x[12];
+        const float v3725 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3726 = __float_as_uint(v3725);
+        const bool v3727 = v3722 >= v3726;
+        const float v3728 = v3317.x[0];
+        const unsigned int v3729 = __float_as_uint(v3728);
+        const bool v3730 = v3722 < v3729;
+        const bool v3731 = v3727 && v3730;
+        const float v3733 = v3724 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3734 = v3731 ? v3733 : __uint_as_float(0xff800000u);
+        v3151.x[12] = v3734;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3735 = static_cast<unsigned int>(v3151.col(13, iron_linear_thread() & 31u));
+        const float v3737 = v3151.x[13];
+        const float v3738 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3739 = __float_as_uint(v3738);
+        const bool v3740 = v3735 >= v3739;
+        const float v3741 = v3317.x[0];
+        const unsigned int v3742 = __float_as_uint(v3741);
+        const bool v3743 = v3735 < v3742;
+        const bool v3744 = v3740 && v3743;
+        const float v3746 = v3737 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3747 = v3744 ? v3746 : __uint_as_float(0xff800000u);
+        v3151.x[13] = v3747;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3748 = static_cast<unsigned int>(v3151.col(14, iron_linear_thread() & 31u));
+        const float v3750 = v3151.x[14];
+        const float v3751 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3752 = __float_as_uint(v3751);
+        const bool v3753 = v3748 >= v3752;
+        const float v3754 = v3317.x[2];
+        const unsigned int v3755 = __float_as_uint(v3754);
+        const bool v3756 = v3748 < v3755;
+        const bool v3757 = v3753 && v3756;
+        const float v3759 = v3750 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3760 = v3757 ? v3759 : __uint_as_float(0xff800000u);
+        v3151.x[14] = v3760;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3761 = static_cast<unsigned int>(v3151.col(15, iron_linear_thread() & 31u));
+        const float v3763 = v3151.x[15];
+        const float v3764 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3765 = __float_as_uint(v3764);
+        const bool v3766 = v3761 >= v3765;
+        const float v3767 = v3317.x[2];
+        const unsigned int v3768 = __float_as_uint(v3767);
+        const bool v3769 = v3761 < v3768;
+        const bool v3770 = v3766 && v3769;
+        const float v3772 = v3763 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3773 = v3770 ? v3772 : __uint_as_float(0xff800000u);
+        v3151.x[15] = v3773;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3774 = static_cast<unsigned int>(v3151.col(16, iron_linear_thread() & 31u));
+        const float v3776 = v3151.x[16];
+        const float v3777 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3778 = __float_as_uint(v3777);
+        const bool v3779 = v3774 >= v3778;
+        const float v3780 = v3317.x[0];
+        const unsigned int v3781 = __float_as_uint(v3780);
+        const bool v3782 = v3774 < v3781;
+        const bool v3783 = v3779 && v3782;
+        const float v3785 = v3776 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3786 = v3783 ? v3785 : __uint_as_float(0xff800000u);
+        v3151.x[16] = v3786;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3787 = static_cast<unsigned int>(v3151.col(17, iron_linear_thread() & 31u));
+        const float v3789 = v3151.x[17];
+        const float v3790 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3791 = __float_as_uint(v3790);
+        const bool v3792 = v3787 >= v3791;
+        const float v3793 = v3317.x[0];
+        const unsigned int v3794 = __float_as_uint(v3793);
+        const bool v3795 = v3787 < v3794;
+        const bool v3796 = v3792 && v3795;
+        const float v3798 = v3789 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3799 = v3796 ? v3798 : __uint_as_float(0xff800000u);
+        v3151.x[17] = v3799;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3800 = static_cast<unsigned int>(v3151.col(18, iron_linear_thread() & 31u));
+        const float v3802 = v3151.x[18];
+        const float v3803 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3804 = __float_as_uint(v3803);
+        const bool v3805 = v3800 >= v3804;
+        const float v3806 = v3317.x[2];
+        const unsigned int v3807 = __float_as_uint(v3806);
+        const bool v3808 = v3800 < v3807;
+        const bool v3809 = v3805 && v3808;
+        const float v3811 = v3802 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3812 = v3809 ? v3811 : __uint_as_float(0xff800000u);
+        v3151.x[18] = v3812;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3813 = static_cast<unsigned int>(v3151.col(19, iron_linear_thread() & 31u));
+        const float v3815 = v3151.x[19];
+        const float v3816 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3817 = __float_as_uint(v3816);
+        const bool v3818 = v3813 >= v3817;
+        const float v3819 = v3317.x[2];
+        const unsigned int v3820 = __float_as_uint(v3819);
+        const bool v3821 = v3813 < v3820;
+        const bool v3822 = v3818 && v3821;
+        const float v3824 = v3815 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3825 = v3822 ? v3824 : __uint_as_float(0xff800000u);
+        v3151.x[19] = v3825;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3826 = static_cast<unsigned int>(v3151.col(20, iron_linear_thread() & 31u));
+        const float v3828 = v3151.x[20];
+        const float v3829 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3830 = __float_as_uint(v3829);
+        const bool v3831 = v3826 >= v3830;
+        const float v3832 = v3317.x[0];
+        const unsigned int v3833 = __float_as_uint(v3832);
+        const bool v3834 = v3826 < v3833;
+        const bool v3835 = v3831 && v3834;
+        const float v3837 = v3828 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3838 = v3835 ? v3837 : __uint_as_float(0xff800000u);
+        v3151.x[20] = v3838;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3839 = static_cast<unsigned int>(v3151.col(21, iron_linear_thread() & 31u));
+        const float v3841 = v3151.x[21];
+        const float v3842 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3843 = __float_as_uint(v3842);
+        const bool v3844 = v3839 >= v3843;
+        const float v3845 = v3317.x[0];
+        const unsigned int v3846 = __float_as_uint(v3845);
+        const bool v3847 = v3839 < v3846;
+        const bool v3848 = v3844 && v3847;
+        const float v3850 = v3841 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3851 = v3848 ? v3850 : __uint_as_float(0xff800000u);
+        v3151.x[21] = v3851;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3852 = static_cast<unsigned int>(v3151.col(22, iron_linear_thread() & 31u));
+        const float v3854 = v3151.x[22];
+        const float v3855 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3856 = __float_as_uint(v3855);
+        const bool v3857 = v3852 >= v3856;
+        const float v3858 = v3317.x[2];
+        const unsigned int v3859 = __float_as_uint(v3858);
+        const bool v3860 = v3852 < v3859;
+        const bool v3861 = v3857 && v3860;
+        const float v3863 = v3854 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3864 = v3861 ? v3863 : __uint_as_float(0xff800000u);
+        v3151.x[22] = v3864;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3865 = static_cast<unsigned int>(v3151.col(23, iron_linear_thread() & 31u));
+        const float v3867 = v3151.x[23];
+        const float v3868 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3869 = __float_as_uint(v3868);
+        const bool v3870 = v3865 >= v3869;
+        const float v3871 = v3317.x[2];
+        const unsigned int v3872 = __float_as_uint(v3871);
+        const bool v3873 = v3865 < v3872;
+        const bool v3874 = v3870 && v3873;
+        const float v3876 = v3867 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3877 = v3874 ? v3876 : __uint_as_float(0xff800000u);
+        v3151.x[23] = v3877;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3878 = static_cast<unsigned int>(v3151.col(24, iron_linear_thread() & 31u));
+        const float v3880 = v3151.x[24];
+        const float v3881 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3882 = __float_as_uint(v3881);
+        const bool v3883 = v3878 >= v3882;
+        const float v3884 = v3317.x[0];
+        const unsigned int v3885 = __float_as_uint(v3884);
+        const bool v3886 = v3878 < v3885;
+        const bool v3887 = v3883 && v3886;
+        const float v3889 = v3880 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3890 = v3887 ? v3889 : __uint_as_float(0xff800000u);
+        v3151.x[24] = v3890;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3891 = static_cast<unsigned int>(v3151.col(25, iron_linear_thread() & 31u));
+        const float v3893 = v3151.x[25];
+        const float v3894 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3895 = __float_as_uint(v3894);
+        const bool v3896 = v3891 >= v3895;
+        const float v3897 = v3317.x[0];
+        const unsigned int v3898 = __float_as_uint(v3897);
+        const bool v3899 = v3891 < v3898;
+        const bool v3900 = v3896 && v3899;
+        const float v3902 = v3893 * v211;  // kernels/sdpa/flash_tile.hpp:181
         const float v3903 = v3900 ? v3902 : __uint_as_float(0xff800000u);
-        v3357.x[15] = v3903;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3904 = static_cast<unsigned int>(v3357.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3905 = static_cast<unsigned int>(v3357.row(16, iron_linear_thread() & 31u));
-        const float v3906 = v3357.x[16];
-        const unsigned int v3907 = v56 + v3905;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3908 = v3040 + v3904;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3909 = v3908 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3912 = v3907 + v35;
-        const unsigned int v3913 = v3908 + v20;
-        const bool v3914 = v3913 <= v3912;
-        const bool v3915 = v192 || v3914;
-        const bool v3916 = v3909 && v3915;
-        const unsigned int v3919 = v3908 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3920 = v3919 + v20;
-        const bool v3922 = v3912 < v3920;
-        const bool v3923 = v3385 || v3922;
-        const bool v3924 = v3916 && v3923;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3926 = v3906 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3927 = v3924 ? v3926 : __uint_as_float(0xff800000u);
-        v3357.x[16] = v3927;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3928 = static_cast<unsigned int>(v3357.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3929 = static_cast<unsigned int>(v3357.row(17, iron_linear_thread() & 31u));
-        const float v3930 = v3357.x[17];
-        const unsigned int v3931 = v56 + v3929;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3932 = v3040 + v3928;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3933 = v3932 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3936 = v3931 + v35;
-        const unsigned int v3937 = v3932 + v20;
-        const bool v3938 = v3937 <= v3936;
-        const bool v3939 = v192 || v3938;
-        const bool v3940 = v3933 && v3939;
-        const unsigned int v3943 = v3932 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3944 = v3943 + v20;
-        const bool v3946 = v3936 < v3944;
-        const bool v3947 = v3385 || v3946;
-        const bool v3948 = v3940 && v3947;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3950 = v3930 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3951 = v3948 ? v3950 : __uint_as_float(0xff800000u);
-        v3357.x[17] = v3951;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3952 = static_cast<unsigned int>(v3357.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3953 = static_cast<unsigned int>(v3357.row(18, iron_linear_thread() & 31u));
-        const float v3954 = v3357.x[18];
-        const unsigned int v3955 = v56 + v3953;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3956 = v3040 + v3952;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3957 = v3956 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3960 = v3955 + v35;
-        const unsigned int v3961 = v3956 + v20;
-        const bool v3962 = v3961 <= v3960;
-        const bool v3963 = v192 || v3962;
-        const bool v3964 = v3957 && v3963;
-        const unsigned int v3967 = v3956 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3968 = v3967 + v20;
-        const bool v3970 = v3960 < v3968;
-        const bool v3971 = v3385 || v3970;
-        const bool v3972 = v3964 && v3971;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3974 = v3954 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3975 = v3972 ? v3974 : __uint_as_float(0xff800000u);
-        v3357.x[18] = v3975;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3976 = static_cast<unsigned int>(v3357.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3977 = static_cast<unsigned int>(v3357.row(19, iron_linear_thread() & 31u));
-        const float v3978 = v3357.x[19];
-        const unsigned int v3979 = v56 + v3977;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3980 = v3040 + v3976;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3981 = v3980 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3984 = v3979 + v35;
-        const unsigned int v3985 = v3980 + v20;
-        const bool v3986 = v3985 <= v3984;
-        const bool v3987 = v192 || v3986;
-        const bool v3988 = v3981 && v3987;
-        const unsigned int v3991 = v3980 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3992 = v3991 + v20;
-        const bool v3994 = v3984 < v3992;
-        const bool v3995 = v3385 || v3994;
-        const bool v3996 = v3988 && v3995;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3998 = v3978 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3999 = v3996 ? v3998 : __uint_as_float(0xff800000u);
-        v3357.x[19] = v3999;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4000 = static_cast<unsigned int>(v3357.col(20, iron_linear_thread() & 31u));
-        const unsigned int v4001 = static_cast<unsigned int>(v3357.row(20, iron_linear_thread() & 31u));
-        const float v4002 = v3357.x[20];
-        const unsigned int v4003 = v56 + v4001;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4004 = v3040 + v4000;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4005 = v4004 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4008 = v4003 + v35;
-        const unsigned int v4009 = v4004 + v20;
-        const bool v4010 = v4009 <= v4008;
-        const bool v4011 = v192 || v4010;
-        const bool v4012 = v4005 && v4011;
-        const unsigned int v4015 = v4004 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4016 = v4015 + v20;
-        const bool v4018 = v4008 < v4016;
-        const bool v4019 = v3385 || v4018;
-        const bool v4020 = v4012 && v4019;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4022 = v4002 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4023 = v4020 ? v4022 : __uint_as_float(0xff800000u);
-        v3357.x[20] = v4023;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4024 = static_cast<unsigned int>(v3357.col(21, iron_linear_thread() & 31u));
-        const unsigned int v4025 = static_cast<unsigned int>(v3357.row(21, iron_linear_thread() & 31u));
-        const float v4026 = v3357.x[21];
-        const unsigned int v4027 = v56 + v4025;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4028 = v3040 + v4024;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4029 = v4028 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4032 = v4027 + v35;
-        const unsigned int v4033 = v4028 + v20;
-        const bool v4034 = v4033 <= v4032;
-        const bool v4035 = v192 || v4034;
-        const bool v4036 = v4029 && v4035;
-        const unsigned int v4039 = v4028 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4040 = v4039 + v20;
-        const bool v4042 = v4032 < v4040;
-        const bool v4043 = v3385 || v4042;
-        const bool v4044 = v4036 && v4043;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4046 = v4026 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4047 = v4044 ? v4046 : __uint_as_float(0xff800000u);
-        v3357.x[21] = v4047;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4048 = static_cast<unsigned int>(v3357.col(22, iron_linear_thread() & 31u));
-        const unsigned int v4049 = static_cast<unsigned int>(v3357.row(22, iron_linear_thread() & 31u));
-        const float v4050 = v3357.x[22];
-        const unsigned int v4051 = v56 + v4049;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4052 = v3040 + v4048;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4053 = v4052 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4056 = v4051 + v35;
-        const unsigned int v4057 = v4052 + v20;
-        const bool v4058 = v4057 <= v4056;
-        const bool v4059 = v192 || v4058;
-        const bool v4060 = v4053 && v4059;
-        const unsigned int v4063 = v4052 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4064 = v4063 + v20;
-        const bool v4066 = v4056 < v4064;
-        const bool v4067 = v3385 || v4066;
-        const bool v4068 = v4060 && v4067;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4070 = v4050 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4071 = v4068 ? v4070 : __uint_as_float(0xff800000u);
-        v3357.x[22] = v4071;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4072 = static_cast<unsigned int>(v3357.col(23, iron_linear_thread() & 31u));
-        const unsigned int v4073 = static_cast<unsigned int>(v3357.row(23, iron_linear_thread() & 31u));
-        const float v4074 = v3357.x[23];
-        const unsigned int v4075 = v56 + v4073;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4076 = v3040 + v4072;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4077 = v4076 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4080 = v4075 + v35;
-        const unsigned int v4081 = v4076 + v20;
-        const bool v4082 = v4081 <= v4080;
-        const bool v4083 = v192 || v4082;
-        const bool v4084 = v4077 && v4083;
-        const unsigned int v4087 = v4076 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4088 = v4087 + v20;
-        const bool v4090 = v4080 < v4088;
-        const bool v4091 = v3385 || v4090;
-        const bool v4092 = v4084 && v4091;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4094 = v4074 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4095 = v4092 ? v4094 : __uint_as_float(0xff800000u);
-        v3357.x[23] = v4095;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4096 = static_cast<unsigned int>(v3357.col(24, iron_linear_thread() & 31u));
-        const unsigned int v4097 = static_cast<unsigned int>(v3357.row(24, iron_linear_thread() & 31u));
-        const float v4098 = v3357.x[24];
-        const unsigned int v4099 = v56 + v4097;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4100 = v3040 + v4096;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4101 = v4100 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4104 = v4099 + v35;
-        const unsigned int v4105 = v4100 + v20;
-        const bool v4106 = v4105 <= v4104;
-        const bool v4107 = v192 || v4106;
-        const bool v4108 = v4101 && v4107;
-        const unsigned int v4111 = v4100 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4112 = v4111 + v20;
-        const bool v4114 = v4104 < v4112;
-        const bool v4115 = v3385 || v4114;
-        const bool v4116 = v4108 && v4115;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4118 = v4098 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4119 = v4116 ? v4118 : __uint_as_float(0xff800000u);
-        v3357.x[24] = v4119;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4120 = static_cast<unsigned int>(v3357.col(25, iron_linear_thread() & 31u));
-        const unsigned int v4121 = static_cast<unsigned int>(v3357.row(25, iron_linear_thread() & 31u));
-        const float v4122 = v3357.x[25];
-        const unsigned int v4123 = v56 + v4121;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4124 = v3040 + v4120;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4125 = v4124 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4128 = v4123 + v35;
-        const unsigned int v4129 = v4124 + v20;
-        const bool v4130 = v4129 <= v4128;
-        const bool v4131 = v192 || v4130;
-        const bool v4132 = v4125 && v4131;
-        const unsigned int v4135 = v4124 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4136 = v4135 + v20;
-        const bool v4138 = v4128 < v4136;
-        const bool v4139 = v3385 || v4138;
-        const bool v4140 = v4132 && v4139;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4142 = v4122 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4143 = v4140 ? v4142 : __uint_as_float(0xff800000u);
-        v3357.x[25] = v4143;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4144 = static_cast<unsigned int>(v3357.col(26, iron_linear_thread() & 31u));
-        const unsigned int v4145 = static_cast<unsigned int>(v3357.row(26, iron_linear_thread() & 31u));
-        const float v4146 = v3357.x[26];
-        const unsigned int v4147 = v56 + v4145;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4148 = v3040 + v4144;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4149 = v4148 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4152 = v4147 + v35;
-        const unsigned int v4153 = v4148 + v20;
-        const bool v4154 = v4153 <= v4152;
-        const bool v4155 = v192 || v4154;
-        const bool v4156 = v4149 && v4155;
-        const unsigned int v4159 = v4148 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4160 = v4159 + v20;
-        const bool v4162 = v4152 < v4160;
-        const bool v4163 = v3385 || v4162;
-        const bool v4164 = v4156 && v4163;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4166 = v4146 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4167 = v4164 ? v4166 : __uint_as_float(0xff800000u);
-        v3357.x[26] = v4167;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4168 = static_cast<unsigned int>(v3357.col(27, iron_linear_thread() & 31u));
-        const unsigned int v4169 = static_cast<unsigned int>(v3357.row(27, iron_linear_thread() & 31u));
-        const float v4170 = v3357.x[27];
-        const unsigned int v4171 = v56 + v4169;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4172 = v3040 + v4168;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4173 = v4172 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4176 = v4171 + v35;
-        const unsigned int v4177 = v4172 + v20;
-        const bool v4178 = v4177 <= v4176;
-        const bool v4179 = v192 || v4178;
-        const bool v4180 = v4173 && v4179;
-        const unsigned int v4183 = v4172 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4184 = v4183 + v20;
-        const bool v4186 = v4176 < v4184;
-        const bool v4187 = v3385 || v4186;
-        const bool v4188 = v4180 && v4187;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4190 = v4170 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4191 = v4188 ? v4190 : __uint_as_float(0xff800000u);
-        v3357.x[27] = v4191;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4192 = static_cast<unsigned int>(v3357.col(28, iron_linear_thread() & 31u));
-        const unsigned int v4193 = static_cast<unsigned int>(v3357.row(28, iron_linear_thread() & 31u));
-        const float v4194 = v3357.x[28];
-        const unsigned int v4195 = v56 + v4193;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4196 = v3040 + v4192;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4197 = v4196 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4200 = v4195 + v35;
-        const unsigned int v4201 = v4196 + v20;
-        const bool v4202 = v4201 <= v4200;
-        const bool v4203 = v192 || v4202;
-        const bool v4204 = v4197 && v4203;
-        const unsigned int v4207 = v4196 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4208 = v4207 + v20;
-        const bool v4210 = v4200 < v4208;
-        const bool v4211 = v3385 || v4210;
-        const bool v4212 = v4204 && v4211;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4214 = v4194 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4215 = v4212 ? v4214 : __uint_as_float(0xff800000u);
-        v3357.x[28] = v4215;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4216 = static_cast<unsigned int>(v3357.col(29, iron_linear_thread() & 31u));
-        const unsigned int v4217 = static_cast<unsigned int>(v3357.row(29, iron_linear_thread() & 31u));
-        const float v4218 = v3357.x[29];
-        const unsigned int v4219 = v56 + v4217;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4220 = v3040 + v4216;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4221 = v4220 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4224 = v4219 + v35;
-        const unsigned int v4225 = v4220 + v20;
-        const bool v4226 = v4225 <= v4224;
-        const bool v4227 = v192 || v4226;
-        const bool v4228 = v4221 && v4227;
-        const unsigned int v4231 = v4220 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4232 = v4231 + v20;
-        const bool v4234 = v4224 < v4232;
-        const bool v4235 = v3385 || v4234;
-        const bool v4236 = v4228 && v4235;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4238 = v4218 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4239 = v4236 ? v4238 : __uint_as_float(0xff800000u);
-        v3357.x[29] = v4239;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4240 = static_cast<unsigned int>(v3357.col(30, iron_linear_thread() & 31u));
-        const unsigned int v4241 = static_cast<unsigned int>(v3357.row(30, iron_linear_thread() & 31u));
-        const float v4242 = v3357.x[30];
-        const unsigned int v4243 = v56 + v4241;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4244 = v3040 + v4240;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4245 = v4244 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4248 = v4243 + v35;
-        const unsigned int v4249 = v4244 + v20;
-        const bool v4250 = v4249 <= v4248;
-        const bool v4251 = v192 || v4250;
-        const bool v4252 = v4245 && v4251;
-        const unsigned int v4255 = v4244 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4256 = v4255 + v20;
-        const bool v4258 = v4248 < v4256;
-        const bool v4259 = v3385 || v4258;
-        const bool v4260 = v4252 && v4259;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4262 = v4242 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4263 = v4260 ? v4262 : __uint_as_float(0xff800000u);
-        v3357.x[30] = v4263;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v4264 = static_cast<unsigned int>(v3357.col(31, iron_linear_thread() & 31u));
-        const unsigned int v4265 = static_cast<unsigned int>(v3357.row(31, iron_linear_thread() & 31u));
-        const float v4266 = v3357.x[31];
-        const unsigned int v4267 = v56 + v4265;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v4268 = v3040 + v4264;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v4269 = v4268 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v4272 = v4267 + v35;
-        const unsigned int v4273 = v4268 + v20;
-        const bool v4274 = v4273 <= v4272;
-        const bool v4275 = v192 || v4274;
-        const bool v4276 = v4269 && v4275;
-        const unsigned int v4279 = v4268 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v4280 = v4279 + v20;
-        const bool v4282 = v4272 < v4280;
-        const bool v4283 = v3385 || v4282;
-        const bool v4284 = v4276 && v4283;  // kernels/sdpa/flash_tile.hpp:155
-        const float v4286 = v4266 * v211;  // kernels/sdpa/flash_tile.hpp:157
-        const float v4287 = v4284 ? v4286 : __uint_as_float(0xff800000u);
-        v3357.x[31] = v4287;  // kernels/sdpa/flash_tile.hpp:152
+        v3151.x[25] = v3903;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3904 = static_cast<unsigned int>(v3151.col(26, iron_linear_thread() & 31u));
+        const float v3906 = v3151.x[26];
+        const float v3907 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3908 = __float_as_uint(v3907);
+        const bool v3909 = v3904 >= v3908;
+        const float v3910 = v3317.x[2];
+        const unsigned int v3911 = __float_as_uint(v3910);
+        const bool v3912 = v3904 < v3911;
+        const bool v3913 = v3909 && v3912;
+        const float v3915 = v3906 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3916 = v3913 ? v3915 : __uint_as_float(0xff800000u);
+        v3151.x[26] = v3916;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3917 = static_cast<unsigned int>(v3151.col(27, iron_linear_thread() & 31u));
+        const float v3919 = v3151.x[27];
+        const float v3920 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3921 = __float_as_uint(v3920);
+        const bool v3922 = v3917 >= v3921;
+        const float v3923 = v3317.x[2];
+        const unsigned int v3924 = __float_as_uint(v3923);
+        const bool v3925 = v3917 < v3924;
+        const bool v3926 = v3922 && v3925;
+        const float v3928 = v3919 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3929 = v3926 ? v3928 : __uint_as_float(0xff800000u);
+        v3151.x[27] = v3929;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3930 = static_cast<unsigned int>(v3151.col(28, iron_linear_thread() & 31u));
+        const float v3932 = v3151.x[28];
+        const float v3933 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3934 = __float_as_uint(v3933);
+        const bool v3935 = v3930 >= v3934;
+        const float v3936 = v3317.x[0];
+        const unsigned int v3937 = __float_as_uint(v3936);
+        const bool v3938 = v3930 < v3937;
+        const bool v3939 = v3935 && v3938;
+        const float v3941 = v3932 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3942 = v3939 ? v3941 : __uint_as_float(0xff800000u);
+        v3151.x[28] = v3942;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3943 = static_cast<unsigned int>(v3151.col(29, iron_linear_thread() & 31u));
+        const float v3945 = v3151.x[29];
+        const float v3946 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3947 = __float_as_uint(v3946);
+        const bool v3948 = v3943 >= v3947;
+        const float v3949 = v3317.x[0];
+        const unsigned int v3950 = __float_as_uint(v3949);
+        const bool v3951 = v3943 < v3950;
+        const bool v3952 = v3948 && v3951;
+        const float v3954 = v3945 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3955 = v3952 ? v3954 : __uint_as_float(0xff800000u);
+        v3151.x[29] = v3955;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3956 = static_cast<unsigned int>(v3151.col(30, iron_linear_thread() & 31u));
+        const float v3958 = v3151.x[30];
+        const float v3959 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3960 = __float_as_uint(v3959);
+        const bool v3961 = v3956 >= v3960;
+        const float v3962 = v3317.x[2];
+        const unsigned int v3963 = __float_as_uint(v3962);
+        const bool v3964 = v3956 < v3963;
+        const bool v3965 = v3961 && v3964;
+        const float v3967 = v3958 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3968 = v3965 ? v3967 : __uint_as_float(0xff800000u);
+        v3151.x[30] = v3968;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3969 = static_cast<unsigned int>(v3151.col(31, iron_linear_thread() & 31u));
+        const float v3971 = v3151.x[31];
+        const float v3972 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3973 = __float_as_uint(v3972);
+        const bool v3974 = v3969 >= v3973;
+        const float v3975 = v3317.x[2];
+        const unsigned int v3976 = __float_as_uint(v3975);
+        const bool v3977 = v3969 < v3976;
+        const bool v3978 = v3974 && v3977;
+        const float v3980 = v3971 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3981 = v3978 ? v3980 : __uint_as_float(0xff800000u);
+        v3151.x[31] = v3981;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v4289;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v4289, 0.0f);
-      iron_frag<float, 2, 16, 8> v4291;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v4291, 0.0f);
-      iron_frag_row_reduce<false>(v4291, v3357);
-      const float v4295 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v4296 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v4297 = fmaxf(v4295, v4296);
-      const bool v4300 = v4297 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4301 = v4300 ? 0.0f : v4297;
-      const float v4302 = v4295 - v4301;  // kernels/sdpa/flash_tile.hpp:186
-      const float v4303 = iron_exp2_approx(v4302);
-      v4289.x[0] = v4303;  // kernels/sdpa/flash_tile.hpp:184
-      const float v4307 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v4308 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v4309 = fmaxf(v4307, v4308);
-      const bool v4312 = v4309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4313 = v4312 ? 0.0f : v4309;
-      const float v4314 = v4307 - v4313;  // kernels/sdpa/flash_tile.hpp:186
-      const float v4315 = iron_exp2_approx(v4314);
-      v4289.x[1] = v4315;  // kernels/sdpa/flash_tile.hpp:184
-      const float v4319 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v4320 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v4321 = fmaxf(v4319, v4320);
-      const bool v4324 = v4321 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4325 = v4324 ? 0.0f : v4321;
-      const float v4326 = v4319 - v4325;  // kernels/sdpa/flash_tile.hpp:186
-      const float v4327 = iron_exp2_approx(v4326);
-      v4289.x[2] = v4327;  // kernels/sdpa/flash_tile.hpp:184
-      const float v4331 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v4332 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v4333 = fmaxf(v4331, v4332);
-      const bool v4336 = v4333 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4337 = v4336 ? 0.0f : v4333;
-      const float v4338 = v4331 - v4337;  // kernels/sdpa/flash_tile.hpp:186
-      const float v4339 = iron_exp2_approx(v4338);
-      v4289.x[3] = v4339;  // kernels/sdpa/flash_tile.hpp:184
-      const float v4342 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v4343 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v4344 = fmaxf(v4342, v4343);
-      v213.x[0] = v4344;  // kernels/sdpa/flash_tile.hpp:188
-      const float v4347 = v213.x[1];
-      const float v4348 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v4349 = fmaxf(v4347, v4348);
-      v213.x[1] = v4349;  // kernels/sdpa/flash_tile.hpp:188
-      const float v4352 = v213.x[2];
-      const float v4353 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v4354 = fmaxf(v4352, v4353);
-      v213.x[2] = v4354;  // kernels/sdpa/flash_tile.hpp:188
-      const float v4357 = v213.x[3];
-      const float v4358 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v4359 = fmaxf(v4357, v4358);
-      v213.x[3] = v4359;  // kernels/sdpa/flash_tile.hpp:188
-      const float v4362 = v3357.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v4363 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4366 = v4363 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4367 = v4366 ? 0.0f : v4363;
-      const float v4368 = v4362 - v4367;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4369 = iron_exp2_approx(v4368);
-      v3357.x[0] = v4369;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4372 = v3357.x[1];
-      const float v4373 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4376 = v4373 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4377 = v4376 ? 0.0f : v4373;
-      const float v4378 = v4372 - v4377;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4379 = iron_exp2_approx(v4378);
-      v3357.x[1] = v4379;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4382 = v3357.x[2];
-      const float v4383 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4386 = v4383 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4387 = v4386 ? 0.0f : v4383;
-      const float v4388 = v4382 - v4387;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4389 = iron_exp2_approx(v4388);
-      v3357.x[2] = v4389;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4392 = v3357.x[3];
-      const float v4393 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4396 = v4393 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4397 = v4396 ? 0.0f : v4393;
-      const float v4398 = v4392 - v4397;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4399 = iron_exp2_approx(v4398);
-      v3357.x[3] = v4399;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4402 = v3357.x[4];
-      const float v4403 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4406 = v4403 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4407 = v4406 ? 0.0f : v4403;
-      const float v4408 = v4402 - v4407;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4409 = iron_exp2_approx(v4408);
-      v3357.x[4] = v4409;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4412 = v3357.x[5];
-      const float v4413 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4416 = v4413 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4417 = v4416 ? 0.0f : v4413;
-      const float v4418 = v4412 - v4417;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4419 = iron_exp2_approx(v4418);
-      v3357.x[5] = v4419;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4422 = v3357.x[6];
-      const float v4423 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4426 = v4423 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4427 = v4426 ? 0.0f : v4423;
-      const float v4428 = v4422 - v4427;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4429 = iron_exp2_approx(v4428);
-      v3357.x[6] = v4429;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4432 = v3357.x[7];
-      const float v4433 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4436 = v4433 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4437 = v4436 ? 0.0f : v4433;
-      const float v4438 = v4432 - v4437;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4439 = iron_exp2_approx(v4438);
-      v3357.x[7] = v4439;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4442 = v3357.x[8];
-      const float v4443 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4446 = v4443 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4447 = v4446 ? 0.0f : v4443;
-      const float v4448 = v4442 - v4447;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4449 = iron_exp2_approx(v4448);
-      v3357.x[8] = v4449;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4452 = v3357.x[9];
-      const float v4453 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4456 = v4453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4457 = v4456 ? 0.0f : v4453;
-      const float v4458 = v4452 - v4457;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4459 = iron_exp2_approx(v4458);
-      v3357.x[9] = v4459;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4462 = v3357.x[10];
-      const float v4463 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4466 = v4463 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4467 = v4466 ? 0.0f : v4463;
-      const float v4468 = v4462 - v4467;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4469 = iron_exp2_approx(v4468);
-      v3357.x[10] = v4469;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4472 = v3357.x[11];
-      const float v4473 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4476 = v4473 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4477 = v4476 ? 0.0f : v4473;
-      const float v4478 = v4472 - v4477;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4479 = iron_exp2_approx(v4478);
-      v3357.x[11] = v4479;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4482 = v3357.x[12];
-      const float v4483 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4486 = v4483 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4487 = v4486 ? 0.0f : v4483;
-      const float v4488 = v4482 - v4487;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4489 = iron_exp2_approx(v4488);
-      v3357.x[12] = v4489;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4492 = v3357.x[13];
-      const float v4493 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4496 = v4493 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4497 = v4496 ? 0.0f : v4493;
-      const float v4498 = v4492 - v4497;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4499 = iron_exp2_approx(v4498);
-      v3357.x[13] = v4499;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4502 = v3357.x[14];
-      const float v4503 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4506 = v4503 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4507 = v4506 ? 0.0f : v4503;
-      const float v4508 = v4502 - v4507;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4509 = iron_exp2_approx(v4508);
-      v3357.x[14] = v4509;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4512 = v3357.x[15];
-      const float v4513 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4516 = v4513 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4517 = v4516 ? 0.0f : v4513;
-      const float v4518 = v4512 - v4517;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4519 = iron_exp2_approx(v4518);
-      v3357.x[15] = v4519;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4522 = v3357.x[16];
-      const float v4523 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4526 = v4523 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4527 = v4526 ? 0.0f : v4523;
-      const float v4528 = v4522 - v4527;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4529 = iron_exp2_approx(v4528);
-      v3357.x[16] = v4529;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4532 = v3357.x[17];
-      const float v4533 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4536 = v4533 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4537 = v4536 ? 0.0f : v4533;
-      const float v4538 = v4532 - v4537;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4539 = iron_exp2_approx(v4538);
-      v3357.x[17] = v4539;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4542 = v3357.x[18];
-      const float v4543 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4546 = v4543 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4547 = v4546 ? 0.0f : v4543;
-      const float v4548 = v4542 - v4547;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4549 = iron_exp2_approx(v4548);
-      v3357.x[18] = v4549;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4552 = v3357.x[19];
-      const float v4553 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4556 = v4553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4557 = v4556 ? 0.0f : v4553;
-      const float v4558 = v4552 - v4557;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4559 = iron_exp2_approx(v4558);
-      v3357.x[19] = v4559;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4562 = v3357.x[20];
-      const float v4563 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4566 = v4563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4567 = v4566 ? 0.0f : v4563;
-      const float v4568 = v4562 - v4567;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4569 = iron_exp2_approx(v4568);
-      v3357.x[20] = v4569;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4572 = v3357.x[21];
-      const float v4573 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4576 = v4573 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4577 = v4576 ? 0.0f : v4573;
-      const float v4578 = v4572 - v4577;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4579 = iron_exp2_approx(v4578);
-      v3357.x[21] = v4579;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4582 = v3357.x[22];
-      const float v4583 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4586 = v4583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4587 = v4586 ? 0.0f : v4583;
-      const float v4588 = v4582 - v4587;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4589 = iron_exp2_approx(v4588);
-      v3357.x[22] = v4589;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4592 = v3357.x[23];
-      const float v4593 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4596 = v4593 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4597 = v4596 ? 0.0f : v4593;
-      const float v4598 = v4592 - v4597;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4599 = iron_exp2_approx(v4598);
-      v3357.x[23] = v4599;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4602 = v3357.x[24];
-      const float v4603 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4606 = v4603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4607 = v4606 ? 0.0f : v4603;
-      const float v4608 = v4602 - v4607;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4609 = iron_exp2_approx(v4608);
-      v3357.x[24] = v4609;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4612 = v3357.x[25];
-      const float v4613 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4616 = v4613 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4617 = v4616 ? 0.0f : v4613;
-      const float v4618 = v4612 - v4617;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4619 = iron_exp2_approx(v4618);
-      v3357.x[25] = v4619;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4622 = v3357.x[26];
-      const float v4623 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4626 = v4623 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4627 = v4626 ? 0.0f : v4623;
-      const float v4628 = v4622 - v4627;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4629 = iron_exp2_approx(v4628);
-      v3357.x[26] = v4629;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4632 = v3357.x[27];
-      const float v4633 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4636 = v4633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4637 = v4636 ? 0.0f : v4633;
-      const float v4638 = v4632 - v4637;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4639 = iron_exp2_approx(v4638);
-      v3357.x[27] = v4639;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4642 = v3357.x[28];
-      const float v4643 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4646 = v4643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4647 = v4646 ? 0.0f : v4643;
-      const float v4648 = v4642 - v4647;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4649 = iron_exp2_approx(v4648);
-      v3357.x[28] = v4649;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4652 = v3357.x[29];
-      const float v4653 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4656 = v4653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4657 = v4656 ? 0.0f : v4653;
-      const float v4658 = v4652 - v4657;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4659 = iron_exp2_approx(v4658);
-      v3357.x[29] = v4659;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4662 = v3357.x[30];
-      const float v4663 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4666 = v4663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4667 = v4666 ? 0.0f : v4663;
-      const float v4668 = v4662 - v4667;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4669 = iron_exp2_approx(v4668);
-      v3357.x[30] = v4669;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4672 = v3357.x[31];
-      const float v4673 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4676 = v4673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4677 = v4676 ? 0.0f : v4673;
-      const float v4678 = v4672 - v4677;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4679 = iron_exp2_approx(v4678);
-      v3357.x[31] = v4679;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v4681;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v4681, 0.0f);
-      iron_frag_row_reduce<true>(v4681, v3357);
-      const float v4684 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v4685 = v4681.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4686 = v4289.x[0];
-      const float v4687 = v4684 * v4686;
-      const float v4688 = v4687 + v4685;
-      v215.x[0] = v4688;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4691 = v215.x[1];
-      const float v4692 = v4681.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4693 = v4289.x[1];
-      const float v4694 = v4691 * v4693;
-      const float v4695 = v4694 + v4692;
-      v215.x[1] = v4695;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4698 = v215.x[2];
-      const float v4699 = v4681.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4700 = v4289.x[2];
-      const float v4701 = v4698 * v4700;
-      const float v4702 = v4701 + v4699;
-      v215.x[2] = v4702;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4705 = v215.x[3];
-      const float v4706 = v4681.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4707 = v4289.x[3];
-      const float v4708 = v4705 * v4707;
-      const float v4709 = v4708 + v4706;
-      v215.x[3] = v4709;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4712 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4713 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4714 = v4712 * v4713;
-      v217.x[0] = v4714;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4717 = v217.x[1];
-      const float v4718 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4719 = v4717 * v4718;
-      v217.x[1] = v4719;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4722 = v217.x[2];
-      const float v4723 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4724 = v4722 * v4723;
-      v217.x[2] = v4724;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4727 = v217.x[3];
-      const float v4728 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4729 = v4727 * v4728;
-      v217.x[3] = v4729;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4732 = v217.x[4];
-      const float v4733 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4734 = v4732 * v4733;
-      v217.x[4] = v4734;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4737 = v217.x[5];
-      const float v4738 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4739 = v4737 * v4738;
-      v217.x[5] = v4739;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4742 = v217.x[6];
-      const float v4743 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4744 = v4742 * v4743;
-      v217.x[6] = v4744;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4747 = v217.x[7];
-      const float v4748 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4749 = v4747 * v4748;
-      v217.x[7] = v4749;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4752 = v217.x[8];
-      const float v4753 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4754 = v4752 * v4753;
-      v217.x[8] = v4754;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4757 = v217.x[9];
-      const float v4758 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4759 = v4757 * v4758;
-      v217.x[9] = v4759;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4762 = v217.x[10];
-      const float v4763 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4764 = v4762 * v4763;
-      v217.x[10] = v4764;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4767 = v217.x[11];
-      const float v4768 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4769 = v4767 * v4768;
-      v217.x[11] = v4769;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4772 = v217.x[12];
-      const float v4773 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4774 = v4772 * v4773;
-      v217.x[12] = v4774;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4777 = v217.x[13];
-      const float v4778 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4779 = v4777 * v4778;
-      v217.x[13] = v4779;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4782 = v217.x[14];
-      const float v4783 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4784 = v4782 * v4783;
-      v217.x[14] = v4784;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4787 = v217.x[15];
-      const float v4788 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4789 = v4787 * v4788;
-      v217.x[15] = v4789;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4792 = v217.x[16];
-      const float v4793 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4794 = v4792 * v4793;
-      v217.x[16] = v4794;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4797 = v217.x[17];
-      const float v4798 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4799 = v4797 * v4798;
-      v217.x[17] = v4799;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4802 = v217.x[18];
-      const float v4803 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4804 = v4802 * v4803;
-      v217.x[18] = v4804;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4807 = v217.x[19];
-      const float v4808 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4809 = v4807 * v4808;
-      v217.x[19] = v4809;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4812 = v217.x[20];
-      const float v4813 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4814 = v4812 * v4813;
-      v217.x[20] = v4814;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4817 = v217.x[21];
-      const float v4818 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4819 = v4817 * v4818;
-      v217.x[21] = v4819;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4822 = v217.x[22];
-      const float v4823 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4824 = v4822 * v4823;
-      v217.x[22] = v4824;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4827 = v217.x[23];
-      const float v4828 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4829 = v4827 * v4828;
-      v217.x[23] = v4829;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4832 = v217.x[24];
-      const float v4833 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4834 = v4832 * v4833;
-      v217.x[24] = v4834;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4837 = v217.x[25];
-      const float v4838 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4839 = v4837 * v4838;
-      v217.x[25] = v4839;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4842 = v217.x[26];
-      const float v4843 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4844 = v4842 * v4843;
-      v217.x[26] = v4844;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4847 = v217.x[27];
-      const float v4848 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4849 = v4847 * v4848;
-      v217.x[27] = v4849;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4852 = v217.x[28];
-      const float v4853 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4854 = v4852 * v4853;
-      v217.x[28] = v4854;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4857 = v217.x[29];
-      const float v4858 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4859 = v4857 * v4858;
-      v217.x[29] = v4859;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4862 = v217.x[30];
-      const float v4863 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4864 = v4862 * v4863;
-      v217.x[30] = v4864;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4867 = v217.x[31];
-      const float v4868 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4869 = v4867 * v4868;
-      v217.x[31] = v4869;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v4871;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v4871, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4871, v3357);
-      iron_frag_store<false>(v4871, shm3, v4878, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v3983;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v3983, 0.0f);
+      iron_frag<float, 2, 16, 8> v3985;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v3985, 0.0f);
+      iron_frag_row_reduce<false>(v3985, v3151);
+      iron_frag<float, 2, 16, 8> v3987;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v3987, 0.0f);
+      const float v3991 = v3985.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3992 = v213.x[0];
+      const float v3993 = fmaxf(v3992, v3991);
+      const bool v3996 = v3993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3997 = v3996 ? 0.0f : v3993;
+      v3987.x[0] = v3997;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4001 = v3985.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v4002 = v213.x[1];
+      const float v4003 = fmaxf(v4002, v4001);
+      const bool v4006 = v4003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4007 = v4006 ? 0.0f : v4003;
+      v3987.x[1] = v4007;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4011 = v3985.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v4012 = v213.x[2];
+      const float v4013 = fmaxf(v4012, v4011);
+      const bool v4016 = v4013 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4017 = v4016 ? 0.0f : v4013;
+      v3987.x[2] = v4017;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4021 = v3985.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v4022 = v213.x[3];
+      const float v4023 = fmaxf(v4022, v4021);
+      const bool v4026 = v4023 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4027 = v4026 ? 0.0f : v4023;
+      v3987.x[3] = v4027;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4031 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4033 = v3992 - v4031;
+      const float v4034 = iron_exp2_approx(v4033);
+      v3983.x[0] = v4034;  // kernels/sdpa/flash_tile.hpp:213
+      const float v4038 = v3987.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4040 = v4002 - v4038;
+      const float v4041 = iron_exp2_approx(v4040);
+      v3983.x[1] = v4041;  // kernels/sdpa/flash_tile.hpp:213
+      const float v4045 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4047 = v4012 - v4045;
+      const float v4048 = iron_exp2_approx(v4047);
+      v3983.x[2] = v4048;  // kernels/sdpa/flash_tile.hpp:213
+      const float v4052 = v3987.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4054 = v4022 - v4052;
+      const float v4055 = iron_exp2_approx(v4054);
+      v3983.x[3] = v4055;  // kernels/sdpa/flash_tile.hpp:213
+      v213.x[0] = v3993;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4063 = v213.x[1];
+      const float v4065 = fmaxf(v4063, v4001);  // kernels/sdpa/flash_tile.hpp:217
+      v213.x[1] = v4065;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4068 = v213.x[2];
+      const float v4070 = fmaxf(v4068, v4011);  // kernels/sdpa/flash_tile.hpp:217
+      v213.x[2] = v4070;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4073 = v213.x[3];
+      const float v4075 = fmaxf(v4073, v4021);  // kernels/sdpa/flash_tile.hpp:217
+      v213.x[3] = v4075;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4078 = v3151.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v4079 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4080 = v4078 - v4079;
+      const float v4081 = iron_exp2_approx(v4080);
+      v3151.x[0] = v4081;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4084 = v3151.x[1];
+      const float v4085 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4086 = v4084 - v4085;
+      const float v4087 = iron_exp2_approx(v4086);
+      v3151.x[1] = v4087;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4090 = v3151.x[2];
+      const float v4091 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4092 = v4090 - v4091;
+      const float v4093 = iron_exp2_approx(v4092);
+      v3151.x[2] = v4093;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4096 = v3151.x[3];
+      const float v4097 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4098 = v4096 - v4097;
+      const float v4099 = iron_exp2_approx(v4098);
+      v3151.x[3] = v4099;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4102 = v3151.x[4];
+      const float v4103 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4104 = v4102 - v4103;
+      const float v4105 = iron_exp2_approx(v4104);
+      v3151.x[4] = v4105;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4108 = v3151.x[5];
+      const float v4109 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4110 = v4108 - v4109;
+      const float v4111 = iron_exp2_approx(v4110);
+      v3151.x[5] = v4111;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4114 = v3151.x[6];
+      const float v4115 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4116 = v4114 - v4115;
+      const float v4117 = iron_exp2_approx(v4116);
+      v3151.x[6] = v4117;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4120 = v3151.x[7];
+      const float v4121 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4122 = v4120 - v4121;
+      const float v4123 = iron_exp2_approx(v4122);
+      v3151.x[7] = v4123;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4126 = v3151.x[8];
+      const float v4127 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4128 = v4126 - v4127;
+      const float v4129 = iron_exp2_approx(v4128);
+      v3151.x[8] = v4129;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4132 = v3151.x[9];
+      const float v4133 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4134 = v4132 - v4133;
+      const float v4135 = iron_exp2_approx(v4134);
+      v3151.x[9] = v4135;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4138 = v3151.x[10];
+      const float v4139 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4140 = v4138 - v4139;
+      const float v4141 = iron_exp2_approx(v4140);
+      v3151.x[10] = v4141;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4144 = v3151.x[11];
+      const float v4145 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4146 = v4144 - v4145;
+      const float v4147 = iron_exp2_approx(v4146);
+      v3151.x[11] = v4147;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4150 = v3151.x[12];
+      const float v4151 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4152 = v4150 - v4151;
+      const float v4153 = iron_exp2_approx(v4152);
+      v3151.x[12] = v4153;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4156 = v3151.x[13];
+      const float v4157 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4158 = v4156 - v4157;
+      const float v4159 = iron_exp2_approx(v4158);
+      v3151.x[13] = v4159;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4162 = v3151.x[14];
+      const float v4163 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4164 = v4162 - v4163;
+      const float v4165 = iron_exp2_approx(v4164);
+      v3151.x[14] = v4165;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4168 = v3151.x[15];
+      const float v4169 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4170 = v4168 - v4169;
+      const float v4171 = iron_exp2_approx(v4170);
+      v3151.x[15] = v4171;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4174 = v3151.x[16];
+      const float v4175 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4176 = v4174 - v4175;
+      const float v4177 = iron_exp2_approx(v4176);
+      v3151.x[16] = v4177;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4180 = v3151.x[17];
+      const float v4181 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4182 = v4180 - v4181;
+      const float v4183 = iron_exp2_approx(v4182);
+      v3151.x[17] = v4183;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4186 = v3151.x[18];
+      const float v4187 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4188 = v4186 - v4187;
+      const float v4189 = iron_exp2_approx(v4188);
+      v3151.x[18] = v4189;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4192 = v3151.x[19];
+      const float v4193 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4194 = v4192 - v4193;
+      const float v4195 = iron_exp2_approx(v4194);
+      v3151.x[19] = v4195;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4198 = v3151.x[20];
+      const float v4199 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4200 = v4198 - v4199;
+      const float v4201 = iron_exp2_approx(v4200);
+      v3151.x[20] = v4201;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4204 = v3151.x[21];
+      const float v4205 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4206 = v4204 - v4205;
+      const float v4207 = iron_exp2_approx(v4206);
+      v3151.x[21] = v4207;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4210 = v3151.x[22];
+      const float v4211 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4212 = v4210 - v4211;
+      const float v4213 = iron_exp2_approx(v4212);
+      v3151.x[22] = v4213;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4216 = v3151.x[23];
+      const float v4217 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4218 = v4216 - v4217;
+      const float v4219 = iron_exp2_approx(v4218);
+      v3151.x[23] = v4219;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4222 = v3151.x[24];
+      const float v4223 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4224 = v4222 - v4223;
+      const float v4225 = iron_exp2_approx(v4224);
+      v3151.x[24] = v4225;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4228 = v3151.x[25];
+      const float v4229 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4230 = v4228 - v4229;
+      const float v4231 = iron_exp2_approx(v4230);
+      v3151.x[25] = v4231;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4234 = v3151.x[26];
+      const float v4235 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4236 = v4234 - v4235;
+      const float v4237 = iron_exp2_approx(v4236);
+      v3151.x[26] = v4237;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4240 = v3151.x[27];
+      const float v4241 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4242 = v4240 - v4241;
+      const float v4243 = iron_exp2_approx(v4242);
+      v3151.x[27] = v4243;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4246 = v3151.x[28];
+      const float v4247 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4248 = v4246 - v4247;
+      const float v4249 = iron_exp2_approx(v4248);
+      v3151.x[28] = v4249;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4252 = v3151.x[29];
+      const float v4253 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4254 = v4252 - v4253;
+      const float v4255 = iron_exp2_approx(v4254);
+      v3151.x[29] = v4255;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4258 = v3151.x[30];
+      const float v4259 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4260 = v4258 - v4259;
+      const float v4261 = iron_exp2_approx(v4260);
+      v3151.x[30] = v4261;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4264 = v3151.x[31];
+      const float v4265 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4266 = v4264 - v4265;
+      const float v4267 = iron_exp2_approx(v4266);
+      v3151.x[31] = v4267;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v4269;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v4269, 0.0f);
+      iron_frag_row_reduce<true>(v4269, v3151);
+      const float v4272 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v4273 = v4269.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4274 = v3983.x[0];
+      const float v4275 = v4272 * v4274;
+      const float v4276 = v4275 + v4273;
+      v215.x[0] = v4276;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4279 = v215.x[1];
+      const float v4280 = v4269.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4281 = v3983.x[1];
+      const float v4282 = v4279 * v4281;
+      const float v4283 = v4282 + v4280;
+      v215.x[1] = v4283;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4286 = v215.x[2];
+      const float v4287 = v4269.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4288 = v3983.x[2];
+      const float v4289 = v4286 * v4288;
+      const float v4290 = v4289 + v4287;
+      v215.x[2] = v4290;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4293 = v215.x[3];
+      const float v4294 = v4269.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4295 = v3983.x[3];
+      const float v4296 = v4293 * v4295;
+      const float v4297 = v4296 + v4294;
+      v215.x[3] = v4297;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4300 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v4301 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4302 = v4300 * v4301;
+      v217.x[0] = v4302;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4305 = v217.x[1];
+      const float v4306 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4307 = v4305 * v4306;
+      v217.x[1] = v4307;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4310 = v217.x[2];
+      const float v4311 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4312 = v4310 * v4311;
+      v217.x[2] = v4312;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4315 = v217.x[3];
+      const float v4316 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4317 = v4315 * v4316;
+      v217.x[3] = v4317;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4320 = v217.x[4];
+      const float v4321 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4322 = v4320 * v4321;
+      v217.x[4] = v4322;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4325 = v217.x[5];
+      const float v4326 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4327 = v4325 * v4326;
+      v217.x[5] = v4327;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4330 = v217.x[6];
+      const float v4331 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4332 = v4330 * v4331;
+      v217.x[6] = v4332;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4335 = v217.x[7];
+      const float v4336 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4337 = v4335 * v4336;
+      v217.x[7] = v4337;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4340 = v217.x[8];
+      const float v4341 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4342 = v4340 * v4341;
+      v217.x[8] = v4342;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4345 = v217.x[9];
+      const float v4346 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4347 = v4345 * v4346;
+      v217.x[9] = v4347;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4350 = v217.x[10];
+      const float v4351 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4352 = v4350 * v4351;
+      v217.x[10] = v4352;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4355 = v217.x[11];
+      const float v4356 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4357 = v4355 * v4356;
+      v217.x[11] = v4357;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4360 = v217.x[12];
+      const float v4361 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4362 = v4360 * v4361;
+      v217.x[12] = v4362;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4365 = v217.x[13];
+      const float v4366 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4367 = v4365 * v4366;
+      v217.x[13] = v4367;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4370 = v217.x[14];
+      const float v4371 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4372 = v4370 * v4371;
+      v217.x[14] = v4372;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4375 = v217.x[15];
+      const float v4376 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4377 = v4375 * v4376;
+      v217.x[15] = v4377;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4380 = v217.x[16];
+      const float v4381 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4382 = v4380 * v4381;
+      v217.x[16] = v4382;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4385 = v217.x[17];
+      const float v4386 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4387 = v4385 * v4386;
+      v217.x[17] = v4387;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4390 = v217.x[18];
+      const float v4391 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4392 = v4390 * v4391;
+      v217.x[18] = v4392;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4395 = v217.x[19];
+      const float v4396 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4397 = v4395 * v4396;
+      v217.x[19] = v4397;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4400 = v217.x[20];
+      const float v4401 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4402 = v4400 * v4401;
+      v217.x[20] = v4402;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4405 = v217.x[21];
+      const float v4406 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4407 = v4405 * v4406;
+      v217.x[21] = v4407;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4410 = v217.x[22];
+      const float v4411 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4412 = v4410 * v4411;
+      v217.x[22] = v4412;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4415 = v217.x[23];
+      const float v4416 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4417 = v4415 * v4416;
+      v217.x[23] = v4417;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4420 = v217.x[24];
+      const float v4421 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4422 = v4420 * v4421;
+      v217.x[24] = v4422;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4425 = v217.x[25];
+      const float v4426 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4427 = v4425 * v4426;
+      v217.x[25] = v4427;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4430 = v217.x[26];
+      const float v4431 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4432 = v4430 * v4431;
+      v217.x[26] = v4432;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4435 = v217.x[27];
+      const float v4436 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4437 = v4435 * v4436;
+      v217.x[27] = v4437;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4440 = v217.x[28];
+      const float v4441 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4442 = v4440 * v4441;
+      v217.x[28] = v4442;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4445 = v217.x[29];
+      const float v4446 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4447 = v4445 * v4446;
+      v217.x[29] = v4447;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4450 = v217.x[30];
+      const float v4451 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4452 = v4450 * v4451;
+      v217.x[30] = v4452;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4455 = v217.x[31];
+      const float v4456 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4457 = v4455 * v4456;
+      v217.x[31] = v4457;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v4459;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v4459, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4459, v3151);
+      iron_frag_store<false>(v4459, shm3, v4466, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v4955;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v4955, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4955, shm3, v4901, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4957;
-      iron_frag_fill(v4957, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4957, shm2, v3361, 64u);
-      iron_frag_mma_sync(v217, v4955, v4957);
-      const unsigned int v4964 = v3361 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4966;
-      iron_frag_fill(v4966, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4966, shm3, v4912, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4968;
-      iron_frag_fill(v4968, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4968, shm2, v4964, 64u);
-      iron_frag_mma_sync(v217, v4966, v4968);
-      const unsigned int v4975 = v3361 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4977;
-      iron_frag_fill(v4977, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4977, shm3, v4921, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4979;
-      iron_frag_fill(v4979, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4979, shm2, v4975, 64u);
-      iron_frag_mma_sync(v217, v4977, v4979);
-      const unsigned int v4986 = v3361 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4988;
-      iron_frag_fill(v4988, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4988, shm3, v4930, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4990;
-      iron_frag_fill(v4990, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4990, shm2, v4986, 64u);
-      iron_frag_mma_sync(v217, v4988, v4990);
+      iron_frag<iron_bf16, 0, 16, 16> v4543;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4543, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4543, shm3, v4489, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4545;
+      iron_frag_fill(v4545, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4545, shm2, v3155, 64u);
+      iron_frag_mma_sync(v217, v4543, v4545);
+      const unsigned int v4552 = v3155 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4554;
+      iron_frag_fill(v4554, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4554, shm3, v4500, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4556;
+      iron_frag_fill(v4556, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4556, shm2, v4552, 64u);
+      iron_frag_mma_sync(v217, v4554, v4556);
+      const unsigned int v4563 = v3155 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4565;
+      iron_frag_fill(v4565, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4565, shm3, v4509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4567;
+      iron_frag_fill(v4567, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4567, shm2, v4563, 64u);
+      iron_frag_mma_sync(v217, v4565, v4567);
+      const unsigned int v4574 = v3155 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4576;
+      iron_frag_fill(v4576, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4576, shm3, v4518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4578;
+      iron_frag_fill(v4578, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4578, shm2, v4574, 64u);
+      iron_frag_mma_sync(v217, v4576, v4578);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v2070 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v2072;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v2072, 0.0f);
-    const float v2076 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v2077 = fmaxf(v2076, v2070);
-    const bool v2080 = v2077 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v2081 = v2080 ? 0.0f : v2077;
-    v2072.x[0] = v2081;  // kernels/sdpa/flash_tile.hpp:221
-    const float v2085 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v2086 = fmaxf(v2085, v2070);
-    const bool v2089 = v2086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v2090 = v2089 ? 0.0f : v2086;
-    v2072.x[1] = v2090;  // kernels/sdpa/flash_tile.hpp:221
-    const float v2094 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v2095 = fmaxf(v2094, v2070);
-    const bool v2098 = v2095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v2099 = v2098 ? 0.0f : v2095;
-    v2072.x[2] = v2099;  // kernels/sdpa/flash_tile.hpp:221
-    const float v2103 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v2104 = fmaxf(v2103, v2070);
-    const bool v2107 = v2104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v2108 = v2107 ? 0.0f : v2104;
-    v2072.x[3] = v2108;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v2110;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v2110, 0.0f);
-    const float v2114 = v2072.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v2115 = v2070 - v2114;
-    const float v2116 = exp2f(v2115);
-    const float v2118 = v213.x[0];
-    const float v2119 = v2118 - v2114;
-    const float v2120 = exp2f(v2119);
-    const float v2121 = v215.x[0];
-    const float v2122 = v2121 * v2120;
-    const float v2123 = v2122 + v2116;
-    v2110.x[0] = v2123;  // kernels/sdpa/flash_tile.hpp:225
-    const float v2127 = v2072.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v2128 = v2070 - v2127;
-    const float v2129 = exp2f(v2128);
-    const float v2131 = v213.x[1];
-    const float v2132 = v2131 - v2127;
-    const float v2133 = exp2f(v2132);
-    const float v2134 = v215.x[1];
-    const float v2135 = v2134 * v2133;
-    const float v2136 = v2135 + v2129;
-    v2110.x[1] = v2136;  // kernels/sdpa/flash_tile.hpp:225
-    const float v2140 = v2072.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v2141 = v2070 - v2140;
-    const float v2142 = exp2f(v2141);
-    const float v2144 = v213.x[2];
-    const float v2145 = v2144 - v2140;
-    const float v2146 = exp2f(v2145);
-    const float v2147 = v215.x[2];
-    const float v2148 = v2147 * v2146;
-    const float v2149 = v2148 + v2142;
-    v2110.x[2] = v2149;  // kernels/sdpa/flash_tile.hpp:225
-    const float v2153 = v2072.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v2154 = v2070 - v2153;
-    const float v2155 = exp2f(v2154);
-    const float v2157 = v213.x[3];
-    const float v2158 = v2157 - v2153;
-    const float v2159 = exp2f(v2158);
-    const float v2160 = v215.x[3];
-    const float v2161 = v2160 * v2159;
-    const float v2162 = v2161 + v2155;
-    v2110.x[3] = v2162;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v2164;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v2164, 0.0f);
-    const float v2168 = v2110.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2170 = v2072.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2171 = v213.x[0];
-    const float v2172 = v2171 - v2170;
-    const float v2173 = exp2f(v2172);
-    const float v2174 = v2173 / v2168;
-    const bool v2176 = v2168 > 0.0f;
-    const float v2177 = v2176 ? v2174 : 0.0f;
-    v2164.x[0] = v2177;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2181 = v2110.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2183 = v2072.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2184 = v213.x[1];
-    const float v2185 = v2184 - v2183;
-    const float v2186 = exp2f(v2185);
-    const float v2187 = v2186 / v2181;
-    const bool v2189 = v2181 > 0.0f;
-    const float v2190 = v2189 ? v2187 : 0.0f;
-    v2164.x[1] = v2190;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2194 = v2110.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2196 = v2072.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2197 = v213.x[2];
-    const float v2198 = v2197 - v2196;
-    const float v2199 = exp2f(v2198);
-    const float v2200 = v2199 / v2194;
-    const bool v2202 = v2194 > 0.0f;
-    const float v2203 = v2202 ? v2200 : 0.0f;
-    v2164.x[2] = v2203;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2207 = v2110.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2209 = v2072.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2210 = v213.x[3];
-    const float v2211 = v2210 - v2209;
-    const float v2212 = exp2f(v2211);
-    const float v2213 = v2212 / v2207;
-    const bool v2215 = v2207 > 0.0f;
-    const float v2216 = v2215 ? v2213 : 0.0f;
-    v2164.x[3] = v2216;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v2218 = v56 + v4711;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2219 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2220 = v217.x[0];
-    const float v2221 = v2220 * v2219;
-    const bool v2222 = v2218 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2222) {
-      const iron_bf16 v2226 = iron_f32_to_bf16(v2221);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2228 = v13 + v2218;
-      const unsigned int v2229 = v2228 * v1;
-      const unsigned int v2230 = v2229 + v28;
-      const unsigned int v2231 = v2230 << 6u;
-      const unsigned int v2232 = v2231 + v4710;
-      out[v2232] = v2226;
+    const float v1864 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v1866;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v1866, 0.0f);
+    const float v1870 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1871 = fmaxf(v1870, v1864);
+    const bool v1874 = v1871 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1875 = v1874 ? 0.0f : v1871;
+    v1866.x[0] = v1875;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1879 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1880 = fmaxf(v1879, v1864);
+    const bool v1883 = v1880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1884 = v1883 ? 0.0f : v1880;
+    v1866.x[1] = v1884;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1888 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1889 = fmaxf(v1888, v1864);
+    const bool v1892 = v1889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1893 = v1892 ? 0.0f : v1889;
+    v1866.x[2] = v1893;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1897 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1898 = fmaxf(v1897, v1864);
+    const bool v1901 = v1898 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1902 = v1901 ? 0.0f : v1898;
+    v1866.x[3] = v1902;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v1904;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v1904, 0.0f);
+    const float v1908 = v1866.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1909 = v1864 - v1908;
+    const float v1910 = exp2f(v1909);
+    const float v1913 = v1870 - v1908;
+    const float v1914 = exp2f(v1913);
+    const float v1915 = v215.x[0];
+    const float v1916 = v1915 * v1914;
+    const float v1917 = v1916 + v1910;
+    v1904.x[0] = v1917;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1921 = v1866.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1922 = v1864 - v1921;
+    const float v1923 = exp2f(v1922);
+    const float v1926 = v1879 - v1921;
+    const float v1927 = exp2f(v1926);
+    const float v1928 = v215.x[1];
+    const float v1929 = v1928 * v1927;
+    const float v1930 = v1929 + v1923;
+    v1904.x[1] = v1930;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1934 = v1866.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1935 = v1864 - v1934;
+    const float v1936 = exp2f(v1935);
+    const float v1939 = v1888 - v1934;
+    const float v1940 = exp2f(v1939);
+    const float v1941 = v215.x[2];
+    const float v1942 = v1941 * v1940;
+    const float v1943 = v1942 + v1936;
+    v1904.x[2] = v1943;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1947 = v1866.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1948 = v1864 - v1947;
+    const float v1949 = exp2f(v1948);
+    const float v1952 = v1897 - v1947;
+    const float v1953 = exp2f(v1952);
+    const float v1954 = v215.x[3];
+    const float v1955 = v1954 * v1953;
+    const float v1956 = v1955 + v1949;
+    v1904.x[3] = v1956;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v1958;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v1958, 0.0f);
+    const float v1962 = v1904.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1968 = v1914 / v1962;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1970 = v1962 > 0.0f;
+    const float v1971 = v1970 ? v1968 : 0.0f;
+    v1958.x[0] = v1971;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1975 = v1904.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1981 = v1927 / v1975;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1983 = v1975 > 0.0f;
+    const float v1984 = v1983 ? v1981 : 0.0f;
+    v1958.x[1] = v1984;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1988 = v1904.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1994 = v1940 / v1988;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1996 = v1988 > 0.0f;
+    const float v1997 = v1996 ? v1994 : 0.0f;
+    v1958.x[2] = v1997;  // kernels/sdpa/flash_tile.hpp:257
+    const float v2001 = v1904.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v2007 = v1953 / v2001;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v2009 = v2001 > 0.0f;
+    const float v2010 = v2009 ? v2007 : 0.0f;
+    v1958.x[3] = v2010;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v2012 = v56 + v4299;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2013 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2014 = v217.x[0];
+    const float v2015 = v2014 * v2013;
+    const bool v2016 = v2012 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2016) {
+      const iron_bf16 v2020 = iron_f32_to_bf16(v2015);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2022 = v13 + v2012;
+      const unsigned int v2023 = v2022 * v1;
+      const unsigned int v2024 = v2023 + v28;
+      const unsigned int v2025 = v2024 << 6u;
+      const unsigned int v2026 = v2025 + v4298;
+      out[v2026] = v2020;
     }
-    const unsigned int v2234 = v56 + v4716;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2235 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2236 = v217.x[1];
-    const float v2237 = v2236 * v2235;
-    const bool v2238 = v2234 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2238) {
-      const iron_bf16 v2242 = iron_f32_to_bf16(v2237);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2244 = v13 + v2234;
-      const unsigned int v2245 = v2244 * v1;
-      const unsigned int v2246 = v2245 + v28;
-      const unsigned int v2247 = v2246 << 6u;
-      const unsigned int v2248 = v2247 + v4715;
-      out[v2248] = v2242;
+    const unsigned int v2028 = v56 + v4304;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2029 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2030 = v217.x[1];
+    const float v2031 = v2030 * v2029;
+    const bool v2032 = v2028 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2032) {
+      const iron_bf16 v2036 = iron_f32_to_bf16(v2031);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2038 = v13 + v2028;
+      const unsigned int v2039 = v2038 * v1;
+      const unsigned int v2040 = v2039 + v28;
+      const unsigned int v2041 = v2040 << 6u;
+      const unsigned int v2042 = v2041 + v4303;
+      out[v2042] = v2036;
     }
-    const unsigned int v2250 = v56 + v4721;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2251 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2252 = v217.x[2];
-    const float v2253 = v2252 * v2251;
-    const bool v2254 = v2250 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2254) {
-      const iron_bf16 v2258 = iron_f32_to_bf16(v2253);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2260 = v13 + v2250;
-      const unsigned int v2261 = v2260 * v1;
-      const unsigned int v2262 = v2261 + v28;
-      const unsigned int v2263 = v2262 << 6u;
-      const unsigned int v2264 = v2263 + v4720;
-      out[v2264] = v2258;
+    const unsigned int v2044 = v56 + v4309;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2045 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2046 = v217.x[2];
+    const float v2047 = v2046 * v2045;
+    const bool v2048 = v2044 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2048) {
+      const iron_bf16 v2052 = iron_f32_to_bf16(v2047);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2054 = v13 + v2044;
+      const unsigned int v2055 = v2054 * v1;
+      const unsigned int v2056 = v2055 + v28;
+      const unsigned int v2057 = v2056 << 6u;
+      const unsigned int v2058 = v2057 + v4308;
+      out[v2058] = v2052;
     }
-    const unsigned int v2266 = v56 + v4726;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2267 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2268 = v217.x[3];
-    const float v2269 = v2268 * v2267;
-    const bool v2270 = v2266 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2270) {
-      const iron_bf16 v2274 = iron_f32_to_bf16(v2269);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2276 = v13 + v2266;
-      const unsigned int v2277 = v2276 * v1;
-      const unsigned int v2278 = v2277 + v28;
-      const unsigned int v2279 = v2278 << 6u;
-      const unsigned int v2280 = v2279 + v4725;
-      out[v2280] = v2274;
+    const unsigned int v2060 = v56 + v4314;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2061 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2062 = v217.x[3];
+    const float v2063 = v2062 * v2061;
+    const bool v2064 = v2060 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2064) {
+      const iron_bf16 v2068 = iron_f32_to_bf16(v2063);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2070 = v13 + v2060;
+      const unsigned int v2071 = v2070 * v1;
+      const unsigned int v2072 = v2071 + v28;
+      const unsigned int v2073 = v2072 << 6u;
+      const unsigned int v2074 = v2073 + v4313;
+      out[v2074] = v2068;
     }
-    const unsigned int v2282 = v56 + v4731;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2283 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2284 = v217.x[4];
-    const float v2285 = v2284 * v2283;
-    const bool v2286 = v2282 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2286) {
-      const iron_bf16 v2290 = iron_f32_to_bf16(v2285);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2292 = v13 + v2282;
-      const unsigned int v2293 = v2292 * v1;
-      const unsigned int v2294 = v2293 + v28;
-      const unsigned int v2295 = v2294 << 6u;
-      const unsigned int v2296 = v2295 + v4730;
-      out[v2296] = v2290;
+    const unsigned int v2076 = v56 + v4319;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2077 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2078 = v217.x[4];
+    const float v2079 = v2078 * v2077;
+    const bool v2080 = v2076 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2080) {
+      const iron_bf16 v2084 = iron_f32_to_bf16(v2079);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2086 = v13 + v2076;
+      const unsigned int v2087 = v2086 * v1;
+      const unsigned int v2088 = v2087 + v28;
+      const unsigned int v2089 = v2088 << 6u;
+      const unsigned int v2090 = v2089 + v4318;
+      out[v2090] = v2084;
     }
-    const unsigned int v2298 = v56 + v4736;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2299 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2300 = v217.x[5];
-    const float v2301 = v2300 * v2299;
-    const bool v2302 = v2298 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2302) {
-      const iron_bf16 v2306 = iron_f32_to_bf16(v2301);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2308 = v13 + v2298;
-      const unsigned int v2309 = v2308 * v1;
-      const unsigned int v2310 = v2309 + v28;
-      const unsigned int v2311 = v2310 << 6u;
-      const unsigned int v2312 = v2311 + v4735;
-      out[v2312] = v2306;
+    const unsigned int v2092 = v56 + v4324;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2093 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2094 = v217.x[5];
+    const float v2095 = v2094 * v2093;
+    const bool v2096 = v2092 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2096) {
+      const iron_bf16 v2100 = iron_f32_to_bf16(v2095);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2102 = v13 + v2092;
+      const unsigned int v2103 = v2102 * v1;
+      const unsigned int v2104 = v2103 + v28;
+      const unsigned int v2105 = v2104 << 6u;
+      const unsigned int v2106 = v2105 + v4323;
+      out[v2106] = v2100;
     }
-    const unsigned int v2314 = v56 + v4741;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2315 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2316 = v217.x[6];
-    const float v2317 = v2316 * v2315;
-    const bool v2318 = v2314 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2318) {
-      const iron_bf16 v2322 = iron_f32_to_bf16(v2317);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2324 = v13 + v2314;
-      const unsigned int v2325 = v2324 * v1;
-      const unsigned int v2326 = v2325 + v28;
-      const unsigned int v2327 = v2326 << 6u;
-      const unsigned int v2328 = v2327 + v4740;
-      out[v2328] = v2322;
+    const unsigned int v2108 = v56 + v4329;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2109 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2110 = v217.x[6];
+    const float v2111 = v2110 * v2109;
+    const bool v2112 = v2108 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2112) {
+      const iron_bf16 v2116 = iron_f32_to_bf16(v2111);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2118 = v13 + v2108;
+      const unsigned int v2119 = v2118 * v1;
+      const unsigned int v2120 = v2119 + v28;
+      const unsigned int v2121 = v2120 << 6u;
+      const unsigned int v2122 = v2121 + v4328;
+      out[v2122] = v2116;
     }
-    const unsigned int v2330 = v56 + v4746;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2331 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2332 = v217.x[7];
-    const float v2333 = v2332 * v2331;
-    const bool v2334 = v2330 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2334) {
-      const iron_bf16 v2338 = iron_f32_to_bf16(v2333);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2340 = v13 + v2330;
-      const unsigned int v2341 = v2340 * v1;
-      const unsigned int v2342 = v2341 + v28;
-      const unsigned int v2343 = v2342 << 6u;
-      const unsigned int v2344 = v2343 + v4745;
-      out[v2344] = v2338;
+    const unsigned int v2124 = v56 + v4334;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2125 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2126 = v217.x[7];
+    const float v2127 = v2126 * v2125;
+    const bool v2128 = v2124 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2128) {
+      const iron_bf16 v2132 = iron_f32_to_bf16(v2127);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2134 = v13 + v2124;
+      const unsigned int v2135 = v2134 * v1;
+      const unsigned int v2136 = v2135 + v28;
+      const unsigned int v2137 = v2136 << 6u;
+      const unsigned int v2138 = v2137 + v4333;
+      out[v2138] = v2132;
     }
-    const unsigned int v2346 = v56 + v4751;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2347 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2348 = v217.x[8];
-    const float v2349 = v2348 * v2347;
-    const bool v2350 = v2346 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2350) {
-      const iron_bf16 v2354 = iron_f32_to_bf16(v2349);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2356 = v13 + v2346;
-      const unsigned int v2357 = v2356 * v1;
-      const unsigned int v2358 = v2357 + v28;
-      const unsigned int v2359 = v2358 << 6u;
-      const unsigned int v2360 = v2359 + v4750;
-      out[v2360] = v2354;
+    const unsigned int v2140 = v56 + v4339;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2141 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2142 = v217.x[8];
+    const float v2143 = v2142 * v2141;
+    const bool v2144 = v2140 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2144) {
+      const iron_bf16 v2148 = iron_f32_to_bf16(v2143);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2150 = v13 + v2140;
+      const unsigned int v2151 = v2150 * v1;
+      const unsigned int v2152 = v2151 + v28;
+      const unsigned int v2153 = v2152 << 6u;
+      const unsigned int v2154 = v2153 + v4338;
+      out[v2154] = v2148;
     }
-    const unsigned int v2362 = v56 + v4756;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2363 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2364 = v217.x[9];
-    const float v2365 = v2364 * v2363;
-    const bool v2366 = v2362 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2366) {
-      const iron_bf16 v2370 = iron_f32_to_bf16(v2365);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2372 = v13 + v2362;
-      const unsigned int v2373 = v2372 * v1;
-      const unsigned int v2374 = v2373 + v28;
-      const unsigned int v2375 = v2374 << 6u;
-      const unsigned int v2376 = v2375 + v4755;
-      out[v2376] = v2370;
+    const unsigned int v2156 = v56 + v4344;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2157 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2158 = v217.x[9];
+    const float v2159 = v2158 * v2157;
+    const bool v2160 = v2156 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2160) {
+      const iron_bf16 v2164 = iron_f32_to_bf16(v2159);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2166 = v13 + v2156;
+      const unsigned int v2167 = v2166 * v1;
+      const unsigned int v2168 = v2167 + v28;
+      const unsigned int v2169 = v2168 << 6u;
+      const unsigned int v2170 = v2169 + v4343;
+      out[v2170] = v2164;
     }
-    const unsigned int v2378 = v56 + v4761;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2379 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2380 = v217.x[10];
-    const float v2381 = v2380 * v2379;
-    const bool v2382 = v2378 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2382) {
-      const iron_bf16 v2386 = iron_f32_to_bf16(v2381);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2388 = v13 + v2378;
-      const unsigned int v2389 = v2388 * v1;
-      const unsigned int v2390 = v2389 + v28;
-      const unsigned int v2391 = v2390 << 6u;
-      const unsigned int v2392 = v2391 + v4760;
-      out[v2392] = v2386;
+    const unsigned int v2172 = v56 + v4349;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2173 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2174 = v217.x[10];
+    const float v2175 = v2174 * v2173;
+    const bool v2176 = v2172 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2176) {
+      const iron_bf16 v2180 = iron_f32_to_bf16(v2175);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2182 = v13 + v2172;
+      const unsigned int v2183 = v2182 * v1;
+      const unsigned int v2184 = v2183 + v28;
+      const unsigned int v2185 = v2184 << 6u;
+      const unsigned int v2186 = v2185 + v4348;
+      out[v2186] = v2180;
     }
-    const unsigned int v2394 = v56 + v4766;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2395 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2396 = v217.x[11];
-    const float v2397 = v2396 * v2395;
-    const bool v2398 = v2394 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2398) {
-      const iron_bf16 v2402 = iron_f32_to_bf16(v2397);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2404 = v13 + v2394;
-      const unsigned int v2405 = v2404 * v1;
-      const unsigned int v2406 = v2405 + v28;
-      const unsigned int v2407 = v2406 << 6u;
-      const unsigned int v2408 = v2407 + v4765;
-      out[v2408] = v2402;
+    const unsigned int v2188 = v56 + v4354;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2189 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2190 = v217.x[11];
+    const float v2191 = v2190 * v2189;
+    const bool v2192 = v2188 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2192) {
+      const iron_bf16 v2196 = iron_f32_to_bf16(v2191);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2198 = v13 + v2188;
+      const unsigned int v2199 = v2198 * v1;
+      const unsigned int v2200 = v2199 + v28;
+      const unsigned int v2201 = v2200 << 6u;
+      const unsigned int v2202 = v2201 + v4353;
+      out[v2202] = v2196;
     }
-    const unsigned int v2410 = v56 + v4771;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2411 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2412 = v217.x[12];
-    const float v2413 = v2412 * v2411;
-    const bool v2414 = v2410 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2414) {
-      const iron_bf16 v2418 = iron_f32_to_bf16(v2413);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2420 = v13 + v2410;
-      const unsigned int v2421 = v2420 * v1;
-      const unsigned int v2422 = v2421 + v28;
-      const unsigned int v2423 = v2422 << 6u;
-      const unsigned int v2424 = v2423 + v4770;
-      out[v2424] = v2418;
+    const unsigned int v2204 = v56 + v4359;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2205 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2206 = v217.x[12];
+    const float v2207 = v2206 * v2205;
+    const bool v2208 = v2204 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2208) {
+      const iron_bf16 v2212 = iron_f32_to_bf16(v2207);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2214 = v13 + v2204;
+      const unsigned int v2215 = v2214 * v1;
+      const unsigned int v2216 = v2215 + v28;
+      const unsigned int v2217 = v2216 << 6u;
+      const unsigned int v2218 = v2217 + v4358;
+      out[v2218] = v2212;
     }
-    const unsigned int v2426 = v56 + v4776;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2427 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2428 = v217.x[13];
-    const float v2429 = v2428 * v2427;
-    const bool v2430 = v2426 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2430) {
-      const iron_bf16 v2434 = iron_f32_to_bf16(v2429);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2436 = v13 + v2426;
-      const unsigned int v2437 = v2436 * v1;
-      const unsigned int v2438 = v2437 + v28;
-      const unsigned int v2439 = v2438 << 6u;
-      const unsigned int v2440 = v2439 + v4775;
-      out[v2440] = v2434;
+    const unsigned int v2220 = v56 + v4364;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2221 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2222 = v217.x[13];
+    const float v2223 = v2222 * v2221;
+    const bool v2224 = v2220 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2224) {
+      const iron_bf16 v2228 = iron_f32_to_bf16(v2223);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2230 = v13 + v2220;
+      const unsigned int v2231 = v2230 * v1;
+      const unsigned int v2232 = v2231 + v28;
+      const unsigned int v2233 = v2232 << 6u;
+      const unsigned int v2234 = v2233 + v4363;
+      out[v2234] = v2228;
     }
-    const unsigned int v2442 = v56 + v4781;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2443 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2444 = v217.x[14];
-    const float v2445 = v2444 * v2443;
-    const bool v2446 = v2442 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2446) {
-      const iron_bf16 v2450 = iron_f32_to_bf16(v2445);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2452 = v13 + v2442;
-      const unsigned int v2453 = v2452 * v1;
-      const unsigned int v2454 = v2453 + v28;
-      const unsigned int v2455 = v2454 << 6u;
-      const unsigned int v2456 = v2455 + v4780;
-      out[v2456] = v2450;
+    const unsigned int v2236 = v56 + v4369;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2237 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2238 = v217.x[14];
+    const float v2239 = v2238 * v2237;
+    const bool v2240 = v2236 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2240) {
+      const iron_bf16 v2244 = iron_f32_to_bf16(v2239);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2246 = v13 + v2236;
+      const unsigned int v2247 = v2246 * v1;
+      const unsigned int v2248 = v2247 + v28;
+      const unsigned int v2249 = v2248 << 6u;
+      const unsigned int v2250 = v2249 + v4368;
+      out[v2250] = v2244;
     }
-    const unsigned int v2458 = v56 + v4786;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2459 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2460 = v217.x[15];
-    const float v2461 = v2460 * v2459;
-    const bool v2462 = v2458 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2462) {
-      const iron_bf16 v2466 = iron_f32_to_bf16(v2461);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2468 = v13 + v2458;
-      const unsigned int v2469 = v2468 * v1;
-      const unsigned int v2470 = v2469 + v28;
-      const unsigned int v2471 = v2470 << 6u;
-      const unsigned int v2472 = v2471 + v4785;
-      out[v2472] = v2466;
+    const unsigned int v2252 = v56 + v4374;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2253 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2254 = v217.x[15];
+    const float v2255 = v2254 * v2253;
+    const bool v2256 = v2252 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2256) {
+      const iron_bf16 v2260 = iron_f32_to_bf16(v2255);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2262 = v13 + v2252;
+      const unsigned int v2263 = v2262 * v1;
+      const unsigned int v2264 = v2263 + v28;
+      const unsigned int v2265 = v2264 << 6u;
+      const unsigned int v2266 = v2265 + v4373;
+      out[v2266] = v2260;
     }
-    const unsigned int v2474 = v56 + v4791;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2475 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2476 = v217.x[16];
-    const float v2477 = v2476 * v2475;
-    const bool v2478 = v2474 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2478) {
-      const iron_bf16 v2482 = iron_f32_to_bf16(v2477);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2484 = v13 + v2474;
-      const unsigned int v2485 = v2484 * v1;
-      const unsigned int v2486 = v2485 + v28;
-      const unsigned int v2487 = v2486 << 6u;
-      const unsigned int v2488 = v2487 + v4790;
-      out[v2488] = v2482;
+    const unsigned int v2268 = v56 + v4379;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2269 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2270 = v217.x[16];
+    const float v2271 = v2270 * v2269;
+    const bool v2272 = v2268 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2272) {
+      const iron_bf16 v2276 = iron_f32_to_bf16(v2271);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2278 = v13 + v2268;
+      const unsigned int v2279 = v2278 * v1;
+      const unsigned int v2280 = v2279 + v28;
+      const unsigned int v2281 = v2280 << 6u;
+      const unsigned int v2282 = v2281 + v4378;
+      out[v2282] = v2276;
     }
-    const unsigned int v2490 = v56 + v4796;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2491 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2492 = v217.x[17];
-    const float v2493 = v2492 * v2491;
-    const bool v2494 = v2490 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2494) {
-      const iron_bf16 v2498 = iron_f32_to_bf16(v2493);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2500 = v13 + v2490;
-      const unsigned int v2501 = v2500 * v1;
-      const unsigned int v2502 = v2501 + v28;
-      const unsigned int v2503 = v2502 << 6u;
-      const unsigned int v2504 = v2503 + v4795;
-      out[v2504] = v2498;
+    const unsigned int v2284 = v56 + v4384;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2285 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2286 = v217.x[17];
+    const float v2287 = v2286 * v2285;
+    const bool v2288 = v2284 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2288) {
+      const iron_bf16 v2292 = iron_f32_to_bf16(v2287);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2294 = v13 + v2284;
+      const unsigned int v2295 = v2294 * v1;
+      const unsigned int v2296 = v2295 + v28;
+      const unsigned int v2297 = v2296 << 6u;
+      const unsigned int v2298 = v2297 + v4383;
+      out[v2298] = v2292;
     }
-    const unsigned int v2506 = v56 + v4801;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2507 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2508 = v217.x[18];
-    const float v2509 = v2508 * v2507;
-    const bool v2510 = v2506 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2510) {
-      const iron_bf16 v2514 = iron_f32_to_bf16(v2509);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2516 = v13 + v2506;
-      const unsigned int v2517 = v2516 * v1;
-      const unsigned int v2518 = v2517 + v28;
-      const unsigned int v2519 = v2518 << 6u;
-      const unsigned int v2520 = v2519 + v4800;
-      out[v2520] = v2514;
+    const unsigned int v2300 = v56 + v4389;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2301 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2302 = v217.x[18];
+    const float v2303 = v2302 * v2301;
+    const bool v2304 = v2300 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2304) {
+      const iron_bf16 v2308 = iron_f32_to_bf16(v2303);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2310 = v13 + v2300;
+      const unsigned int v2311 = v2310 * v1;
+      const unsigned int v2312 = v2311 + v28;
+      const unsigned int v2313 = v2312 << 6u;
+      const unsigned int v2314 = v2313 + v4388;
+      out[v2314] = v2308;
     }
-    const unsigned int v2522 = v56 + v4806;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2523 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2524 = v217.x[19];
-    const float v2525 = v2524 * v2523;
-    const bool v2526 = v2522 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2526) {
-      const iron_bf16 v2530 = iron_f32_to_bf16(v2525);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2532 = v13 + v2522;
-      const unsigned int v2533 = v2532 * v1;
-      const unsigned int v2534 = v2533 + v28;
-      const unsigned int v2535 = v2534 << 6u;
-      const unsigned int v2536 = v2535 + v4805;
-      out[v2536] = v2530;
+    const unsigned int v2316 = v56 + v4394;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2317 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2318 = v217.x[19];
+    const float v2319 = v2318 * v2317;
+    const bool v2320 = v2316 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2320) {
+      const iron_bf16 v2324 = iron_f32_to_bf16(v2319);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2326 = v13 + v2316;
+      const unsigned int v2327 = v2326 * v1;
+      const unsigned int v2328 = v2327 + v28;
+      const unsigned int v2329 = v2328 << 6u;
+      const unsigned int v2330 = v2329 + v4393;
+      out[v2330] = v2324;
     }
-    const unsigned int v2538 = v56 + v4811;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2539 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2540 = v217.x[20];
-    const float v2541 = v2540 * v2539;
-    const bool v2542 = v2538 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2542) {
-      const iron_bf16 v2546 = iron_f32_to_bf16(v2541);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2548 = v13 + v2538;
-      const unsigned int v2549 = v2548 * v1;
-      const unsigned int v2550 = v2549 + v28;
-      const unsigned int v2551 = v2550 << 6u;
-      const unsigned int v2552 = v2551 + v4810;
-      out[v2552] = v2546;
+    const unsigned int v2332 = v56 + v4399;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2333 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2334 = v217.x[20];
+    const float v2335 = v2334 * v2333;
+    const bool v2336 = v2332 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2336) {
+      const iron_bf16 v2340 = iron_f32_to_bf16(v2335);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2342 = v13 + v2332;
+      const unsigned int v2343 = v2342 * v1;
+      const unsigned int v2344 = v2343 + v28;
+      const unsigned int v2345 = v2344 << 6u;
+      const unsigned int v2346 = v2345 + v4398;
+      out[v2346] = v2340;
     }
-    const unsigned int v2554 = v56 + v4816;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2555 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2556 = v217.x[21];
-    const float v2557 = v2556 * v2555;
-    const bool v2558 = v2554 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2558) {
-      const iron_bf16 v2562 = iron_f32_to_bf16(v2557);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2564 = v13 + v2554;
-      const unsigned int v2565 = v2564 * v1;
-      const unsigned int v2566 = v2565 + v28;
-      const unsigned int v2567 = v2566 << 6u;
-      const unsigned int v2568 = v2567 + v4815;
-      out[v2568] = v2562;
+    const unsigned int v2348 = v56 + v4404;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2349 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2350 = v217.x[21];
+    const float v2351 = v2350 * v2349;
+    const bool v2352 = v2348 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2352) {
+      const iron_bf16 v2356 = iron_f32_to_bf16(v2351);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2358 = v13 + v2348;
+      const unsigned int v2359 = v2358 * v1;
+      const unsigned int v2360 = v2359 + v28;
+      const unsigned int v2361 = v2360 << 6u;
+      const unsigned int v2362 = v2361 + v4403;
+      out[v2362] = v2356;
     }
-    const unsigned int v2570 = v56 + v4821;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2571 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2572 = v217.x[22];
-    const float v2573 = v2572 * v2571;
-    const bool v2574 = v2570 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2574) {
-      const iron_bf16 v2578 = iron_f32_to_bf16(v2573);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2580 = v13 + v2570;
-      const unsigned int v2581 = v2580 * v1;
-      const unsigned int v2582 = v2581 + v28;
-      const unsigned int v2583 = v2582 << 6u;
-      const unsigned int v2584 = v2583 + v4820;
-      out[v2584] = v2578;
+    const unsigned int v2364 = v56 + v4409;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2365 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2366 = v217.x[22];
+    const float v2367 = v2366 * v2365;
+    const bool v2368 = v2364 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2368) {
+      const iron_bf16 v2372 = iron_f32_to_bf16(v2367);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2374 = v13 + v2364;
+      const unsigned int v2375 = v2374 * v1;
+      const unsigned int v2376 = v2375 + v28;
+      const unsigned int v2377 = v2376 << 6u;
+      const unsigned int v2378 = v2377 + v4408;
+      out[v2378] = v2372;
     }
-    const unsigned int v2586 = v56 + v4826;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2587 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2588 = v217.x[23];
-    const float v2589 = v2588 * v2587;
-    const bool v2590 = v2586 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2590) {
-      const iron_bf16 v2594 = iron_f32_to_bf16(v2589);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2596 = v13 + v2586;
-      const unsigned int v2597 = v2596 * v1;
-      const unsigned int v2598 = v2597 + v28;
-      const unsigned int v2599 = v2598 << 6u;
-      const unsigned int v2600 = v2599 + v4825;
-      out[v2600] = v2594;
+    const unsigned int v2380 = v56 + v4414;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2381 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2382 = v217.x[23];
+    const float v2383 = v2382 * v2381;
+    const bool v2384 = v2380 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2384) {
+      const iron_bf16 v2388 = iron_f32_to_bf16(v2383);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2390 = v13 + v2380;
+      const unsigned int v2391 = v2390 * v1;
+      const unsigned int v2392 = v2391 + v28;
+      const unsigned int v2393 = v2392 << 6u;
+      const unsigned int v2394 = v2393 + v4413;
+      out[v2394] = v2388;
     }
-    const unsigned int v2602 = v56 + v4831;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2603 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2604 = v217.x[24];
-    const float v2605 = v2604 * v2603;
-    const bool v2606 = v2602 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2606) {
-      const iron_bf16 v2610 = iron_f32_to_bf16(v2605);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2612 = v13 + v2602;
-      const unsigned int v2613 = v2612 * v1;
-      const unsigned int v2614 = v2613 + v28;
-      const unsigned int v2615 = v2614 << 6u;
-      const unsigned int v2616 = v2615 + v4830;
-      out[v2616] = v2610;
+    const unsigned int v2396 = v56 + v4419;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2397 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2398 = v217.x[24];
+    const float v2399 = v2398 * v2397;
+    const bool v2400 = v2396 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2400) {
+      const iron_bf16 v2404 = iron_f32_to_bf16(v2399);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2406 = v13 + v2396;
+      const unsigned int v2407 = v2406 * v1;
+      const unsigned int v2408 = v2407 + v28;
+      const unsigned int v2409 = v2408 << 6u;
+      const unsigned int v2410 = v2409 + v4418;
+      out[v2410] = v2404;
     }
-    const unsigned int v2618 = v56 + v4836;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2619 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2620 = v217.x[25];
-    const float v2621 = v2620 * v2619;
-    const bool v2622 = v2618 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2622) {
-      const iron_bf16 v2626 = iron_f32_to_bf16(v2621);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2628 = v13 + v2618;
-      const unsigned int v2629 = v2628 * v1;
-      const unsigned int v2630 = v2629 + v28;
-      const unsigned int v2631 = v2630 << 6u;
-      const unsigned int v2632 = v2631 + v4835;
-      out[v2632] = v2626;
+    const unsigned int v2412 = v56 + v4424;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2413 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2414 = v217.x[25];
+    const float v2415 = v2414 * v2413;
+    const bool v2416 = v2412 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2416) {
+      const iron_bf16 v2420 = iron_f32_to_bf16(v2415);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2422 = v13 + v2412;
+      const unsigned int v2423 = v2422 * v1;
+      const unsigned int v2424 = v2423 + v28;
+      const unsigned int v2425 = v2424 << 6u;
+      const unsigned int v2426 = v2425 + v4423;
+      out[v2426] = v2420;
     }
-    const unsigned int v2634 = v56 + v4841;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2635 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2636 = v217.x[26];
-    const float v2637 = v2636 * v2635;
-    const bool v2638 = v2634 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2638) {
-      const iron_bf16 v2642 = iron_f32_to_bf16(v2637);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2644 = v13 + v2634;
-      const unsigned int v2645 = v2644 * v1;
-      const unsigned int v2646 = v2645 + v28;
-      const unsigned int v2647 = v2646 << 6u;
-      const unsigned int v2648 = v2647 + v4840;
-      out[v2648] = v2642;
+    const unsigned int v2428 = v56 + v4429;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2429 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2430 = v217.x[26];
+    const float v2431 = v2430 * v2429;
+    const bool v2432 = v2428 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2432) {
+      const iron_bf16 v2436 = iron_f32_to_bf16(v2431);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2438 = v13 + v2428;
+      const unsigned int v2439 = v2438 * v1;
+      const unsigned int v2440 = v2439 + v28;
+      const unsigned int v2441 = v2440 << 6u;
+      const unsigned int v2442 = v2441 + v4428;
+      out[v2442] = v2436;
     }
-    const unsigned int v2650 = v56 + v4846;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2651 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2652 = v217.x[27];
-    const float v2653 = v2652 * v2651;
-    const bool v2654 = v2650 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2654) {
-      const iron_bf16 v2658 = iron_f32_to_bf16(v2653);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2660 = v13 + v2650;
-      const unsigned int v2661 = v2660 * v1;
-      const unsigned int v2662 = v2661 + v28;
-      const unsigned int v2663 = v2662 << 6u;
-      const unsigned int v2664 = v2663 + v4845;
-      out[v2664] = v2658;
+    const unsigned int v2444 = v56 + v4434;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2445 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2446 = v217.x[27];
+    const float v2447 = v2446 * v2445;
+    const bool v2448 = v2444 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2448) {
+      const iron_bf16 v2452 = iron_f32_to_bf16(v2447);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2454 = v13 + v2444;
+      const unsigned int v2455 = v2454 * v1;
+      const unsigned int v2456 = v2455 + v28;
+      const unsigned int v2457 = v2456 << 6u;
+      const unsigned int v2458 = v2457 + v4433;
+      out[v2458] = v2452;
     }
-    const unsigned int v2666 = v56 + v4851;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2667 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2668 = v217.x[28];
-    const float v2669 = v2668 * v2667;
-    const bool v2670 = v2666 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2670) {
-      const iron_bf16 v2674 = iron_f32_to_bf16(v2669);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2676 = v13 + v2666;
-      const unsigned int v2677 = v2676 * v1;
-      const unsigned int v2678 = v2677 + v28;
-      const unsigned int v2679 = v2678 << 6u;
-      const unsigned int v2680 = v2679 + v4850;
-      out[v2680] = v2674;
+    const unsigned int v2460 = v56 + v4439;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2461 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2462 = v217.x[28];
+    const float v2463 = v2462 * v2461;
+    const bool v2464 = v2460 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2464) {
+      const iron_bf16 v2468 = iron_f32_to_bf16(v2463);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2470 = v13 + v2460;
+      const unsigned int v2471 = v2470 * v1;
+      const unsigned int v2472 = v2471 + v28;
+      const unsigned int v2473 = v2472 << 6u;
+      const unsigned int v2474 = v2473 + v4438;
+      out[v2474] = v2468;
     }
-    const unsigned int v2682 = v56 + v4856;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2683 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2684 = v217.x[29];
-    const float v2685 = v2684 * v2683;
-    const bool v2686 = v2682 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2686) {
-      const iron_bf16 v2690 = iron_f32_to_bf16(v2685);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2692 = v13 + v2682;
-      const unsigned int v2693 = v2692 * v1;
-      const unsigned int v2694 = v2693 + v28;
-      const unsigned int v2695 = v2694 << 6u;
-      const unsigned int v2696 = v2695 + v4855;
-      out[v2696] = v2690;
+    const unsigned int v2476 = v56 + v4444;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2477 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2478 = v217.x[29];
+    const float v2479 = v2478 * v2477;
+    const bool v2480 = v2476 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2480) {
+      const iron_bf16 v2484 = iron_f32_to_bf16(v2479);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2486 = v13 + v2476;
+      const unsigned int v2487 = v2486 * v1;
+      const unsigned int v2488 = v2487 + v28;
+      const unsigned int v2489 = v2488 << 6u;
+      const unsigned int v2490 = v2489 + v4443;
+      out[v2490] = v2484;
     }
-    const unsigned int v2698 = v56 + v4861;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2699 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2700 = v217.x[30];
-    const float v2701 = v2700 * v2699;
-    const bool v2702 = v2698 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2702) {
-      const iron_bf16 v2706 = iron_f32_to_bf16(v2701);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2708 = v13 + v2698;
-      const unsigned int v2709 = v2708 * v1;
-      const unsigned int v2710 = v2709 + v28;
-      const unsigned int v2711 = v2710 << 6u;
-      const unsigned int v2712 = v2711 + v4860;
-      out[v2712] = v2706;
+    const unsigned int v2492 = v56 + v4449;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2493 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2494 = v217.x[30];
+    const float v2495 = v2494 * v2493;
+    const bool v2496 = v2492 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2496) {
+      const iron_bf16 v2500 = iron_f32_to_bf16(v2495);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2502 = v13 + v2492;
+      const unsigned int v2503 = v2502 * v1;
+      const unsigned int v2504 = v2503 + v28;
+      const unsigned int v2505 = v2504 << 6u;
+      const unsigned int v2506 = v2505 + v4448;
+      out[v2506] = v2500;
     }
-    const unsigned int v2714 = v56 + v4866;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2715 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2716 = v217.x[31];
-    const float v2717 = v2716 * v2715;
-    const bool v2718 = v2714 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2718) {
-      const iron_bf16 v2722 = iron_f32_to_bf16(v2717);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2724 = v13 + v2714;
-      const unsigned int v2725 = v2724 * v1;
-      const unsigned int v2726 = v2725 + v28;
-      const unsigned int v2727 = v2726 << 6u;
-      const unsigned int v2728 = v2727 + v4865;
-      out[v2728] = v2722;
+    const unsigned int v2508 = v56 + v4454;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2509 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2510 = v217.x[31];
+    const float v2511 = v2510 * v2509;
+    const bool v2512 = v2508 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2512) {
+      const iron_bf16 v2516 = iron_f32_to_bf16(v2511);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2518 = v13 + v2508;
+      const unsigned int v2519 = v2518 * v1;
+      const unsigned int v2520 = v2519 + v28;
+      const unsigned int v2521 = v2520 << 6u;
+      const unsigned int v2522 = v2521 + v4453;
+      out[v2522] = v2516;
     }
   }
 }
