@@ -24,7 +24,8 @@ constexpr std::string_view kSeparator = " | ";
 constexpr std::string_view kHeader =
     "# Iron tuning file (docs/tuning.md): written by `iron tune`, read by `iron bench --tuning "
     "FILE`\n"
-    "# and by the host entry points when IRON_TUNING_FILE names it. One entry a line:\n"
+    "# and by the host entry points when IRON_TUNING_FILE names it (the library carries\n"
+    "# tuning/*.txt). One entry a line:\n"
     "# kernel | dtype | shape bucket | device | driver | configuration | measured\n"
     "# A bucket gives each integer constexpr's range (its power-of-two ceiling and the values it\n"
     "# shares that ceiling with); the configuration sets the kernel's tuning knobs.\n";
@@ -240,6 +241,38 @@ void TuningTable::put(TuningEntry entry) {
   entries_.insert(at, std::move(entry));
 }
 
+const TuningTable& builtin_tuning_table() {
+  static const TuningTable table = [] {
+    struct File {
+      std::string_view name, text;
+    };
+    static constexpr File kFiles[] = {
+#include "builtin_tuning.inc"
+    };
+    TuningTable t;
+    for (const File& f : kFiles) {
+      const TuningTable file = TuningTable::parse(f.text, "tuning/" + std::string(f.name));
+      for (const TuningEntry& e : file.entries()) t.put(e);
+    }
+    return t;
+  }();
+  return table;
+}
+
+TuningTable merged_tuning_table(const char* path, const char* builtin) {
+  TuningTable table;
+  if (builtin == nullptr || std::string_view(builtin) != "0") table = builtin_tuning_table();
+  if (path != nullptr && *path != '\0') {
+    try {
+      const TuningTable file = TuningTable::read(path);
+      for (const TuningEntry& e : file.entries()) table.put(e);
+    } catch (const Error& e) {
+      throw Error(fmt::format("IRON_TUNING_FILE: {}", e.what()));
+    }
+  }
+  return table;
+}
+
 const TuningTable& environment_tuning_table() {
   struct Loaded {
     TuningTable table;
@@ -247,12 +280,11 @@ const TuningTable& environment_tuning_table() {
   };
   static const Loaded loaded = [] {
     Loaded l;
-    const char* path = std::getenv("IRON_TUNING_FILE");
-    if (path == nullptr || *path == '\0') return l;
     try {
-      l.table = TuningTable::read(path);
+      l.table =
+          merged_tuning_table(std::getenv("IRON_TUNING_FILE"), std::getenv("IRON_TUNING_BUILTIN"));
     } catch (const Error& e) {
-      l.error = fmt::format("IRON_TUNING_FILE: {}", e.what());
+      l.error = e.what();
     }
     return l;
   }();

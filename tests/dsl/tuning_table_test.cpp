@@ -136,4 +136,48 @@ TEST(TuningTable, EntriesKeepTheirFieldsApart) {
             std::string::npos);
 }
 
+TEST(TuningTable, TheLibraryCarriesTheCommittedFiles) {
+  // Every entry of tuning/*.txt, and nothing else, is in the built-in table.
+  TuningTable committed;
+  for (const auto& f : std::filesystem::directory_iterator(IRON_SOURCE_DIR "/tuning")) {
+    if (f.path().extension() != ".txt") continue;
+    const TuningTable file = TuningTable::read(f.path().string());
+    for (const TuningEntry& e : file.entries()) committed.put(e);
+  }
+  ASSERT_FALSE(committed.entries().empty());
+  EXPECT_EQ(builtin_tuning_table().text(), committed.text());
+}
+
+TEST(TuningTable, AFileNamedByTheEnvironmentWinsOverTheBuiltInEntries) {
+  const iron::ir::Kernel gemm = kernel_ir_for("iron_gemm_warpgroup_nk", DType::BF16);
+  const std::map<std::string, double, std::less<>> m128{
+      {"m", 128}, {"n", 4096}, {"k", 4096}, {"alpha", 1}};
+  const TuningConfig builtin = builtin_tuning_table().config_for(gemm, m128, "NVIDIA H200", "13.0");
+  ASSERT_FALSE(builtin.empty()) << "tuning/nvidia-h200.txt tunes m = 128, n = k = 4096";
+  EXPECT_EQ(merged_tuning_table(nullptr, nullptr).config_for(gemm, m128, "NVIDIA H200", "13.0"),
+            builtin);
+  EXPECT_EQ(merged_tuning_table("", "0").config_for(gemm, m128, "NVIDIA H200", "13.0"),
+            TuningConfig{});  // IRON_TUNING_BUILTIN=0: the kernel's defaults
+
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("iron_tuning_env_" +
+                     std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".txt");
+  TuningTable mine;
+  TuningEntry e = entry(128, 128);
+  e.bucket = {{"k", 4096}, {"m", 128}, {"n", 4096}};
+  mine.put(e);
+  mine.write(path.string());
+  EXPECT_EQ(merged_tuning_table(path.string().c_str(), nullptr)
+                .config_for(gemm, m128, "NVIDIA H200", "13.0"),
+            (TuningConfig{{"bn", 128}}));
+  const std::map<std::string, double, std::less<>> m4096{
+      {"m", 4096}, {"n", 4096}, {"k", 4096}, {"alpha", 1}};
+  EXPECT_EQ(merged_tuning_table(path.string().c_str(), nullptr)
+                .config_for(gemm, m4096, "NVIDIA H200", "13.0"),
+            builtin_tuning_table().config_for(gemm, m4096, "NVIDIA H200", "13.0"));
+  std::filesystem::remove(path);
+  EXPECT_EQ(error_of([&] { merged_tuning_table(path.string().c_str(), nullptr); }),
+            "IRON_TUNING_FILE: cannot read tuning file " + path.string());
+}
+
 }  // namespace

@@ -68,8 +68,17 @@ class TuningTable {
 /// "k=2049..4096,m=1..1" (names in order).
 std::string format_bucket(const ShapeBucket& bucket);
 
-/// The table of the file IRON_TUNING_FILE names, read once per process; empty when the variable
-/// is unset or empty. Error (every call) when the file cannot be read or is malformed.
+/// The entries of the committed tuning files (tuning/*.txt, measured on the devices Iron is
+/// benchmarked on), compiled into the library.
+const TuningTable& builtin_tuning_table();
+
+/// builtin_tuning_table() (none where `builtin` is "0") with the entries of the file `path`
+/// (none where null or empty) put over it: the file's entry wins where both have one. Error
+/// naming IRON_TUNING_FILE when the file cannot be read or is malformed.
+TuningTable merged_tuning_table(const char* path, const char* builtin);
+
+/// merged_tuning_table(IRON_TUNING_FILE, IRON_TUNING_BUILTIN), made once per process. Error
+/// (every call) when the file cannot be read or is malformed.
 const TuningTable& environment_tuning_table();
 
 /// environment_tuning_table().config_for(…): what launches through the host entry points and
